@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// Configuration: an INI-style file, TWINWIRE_* environment overrides and API
+// calls, validated against a schema of known keys.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace twinwire {
+
+/// Thrown for unknown keys, bad values and unreadable files.  what() names the
+/// key, the value and where it came from ("twinwire.conf:12").
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class TransportMode { Auto, Tcp, Rdma };
+const char *to_string(TransportMode mode);
+
+/// One known key.  `check` returns an empty string when the value is good,
+/// otherwise what is wrong with it ("expected an integer 1..1024").
+struct ConfigKey {
+    std::string name;          ///< "listen_port", "kvd.maxclients"
+    std::string default_value; ///< as text; "" = unset
+    std::string help;          ///< one line for --help and the docs
+    std::function<std::string(const std::string &)> check;
+};
+
+/// Common validators for ConfigKey::check.
+namespace check {
+std::function<std::string(const std::string &)> integer(int64_t min, int64_t max);
+std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max); ///< 64k, 4M, 1G
+std::function<std::string(const std::string &)> one_of(std::vector<std::string> values);
+std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
+std::function<std::string(const std::string &)> any();
+std::function<std::string(const std::string &)> absolute_path_or_empty();
+} // namespace check
+
+/// Where a value came from, for error messages.
+struct ConfigValue {
+    std::string value;
+    std::string origin; ///< "default", "twinwire.conf:12", "environment TWINWIRE_X", "api"
+};
+
+/**
+ * The configuration.  Precedence, lowest first: defaults, the file,
+ * the environment (TWINWIRE_<KEY>, dots as underscores, upper case), API
+ * calls (set()).  Keys under a transport's prefix ("rdma.") are not in the
+ * schema: they are kept as they are and checked by that transport when it
+ * loads (it must look up every one of them; see unknown_keys_under()).
+ */
+class Config {
+public:
+    /// A config with the framework's own keys and their defaults.
+    Config();
+
+    /// Add application keys (a daemon's own settings) to the schema.
+    void define(ConfigKey key);
+
+    /// Read an INI file: "key = value" lines, '#' or ';' comments, optional
+    /// "[section]" headers that prefix keys ("[rdma]" + "ring_size" = "rdma.ring_size";
+    /// "[twinwire]" adds no prefix).  Throws ConfigError naming file:line.
+    void load_file(const std::string &path);
+    /// Parse INI text as if read from `name` (for tests and embedded configs).
+    void load_string(const std::string &text, const std::string &name);
+    /// Apply TWINWIRE_* environment variables.  Throws ConfigError.
+    void load_environment();
+    /// Set one key from code or a command line.  Throws ConfigError.
+    void set(const std::string &key, const std::string &value, const std::string &origin = "api");
+
+    /// The value of a key, or nullptr when neither set nor defaulted.
+    const ConfigValue *find(const std::string &key) const;
+    std::string get(const std::string &key) const; ///< "" when unset
+    int64_t get_int(const std::string &key) const;
+    uint64_t get_size(const std::string &key) const;
+    bool get_bool(const std::string &key) const;
+
+    // The framework's own settings, typed.
+    TransportMode transport() const;       ///< transport = auto | tcp | rdma
+    std::string plugin_path() const;       ///< plugin_path = /abs/file.so or /abs/dir ("" = search)
+    std::string listen_address() const;   ///< listen_address = 127.0.0.1
+    uint16_t listen_port() const;          ///< listen_port = 7379
+    unsigned threads() const;              ///< threads = 1
+    int listen_backlog() const;            ///< listen_backlog = 511
+    uint32_t connect_timeout_ms() const;   ///< connect_timeout_ms = 3000
+    uint32_t shutdown_timeout_ms() const;  ///< shutdown_timeout_ms = 5000
+    size_t read_buffer_size() const;       ///< read_buffer_size = 64k (bytes per read call)
+    size_t write_buffer_limit() const;     ///< write_buffer_limit = 64M (output queued per connection before writes fail)
+    std::string log_level() const;         ///< log_level = error|warn|info|debug|trace
+    std::string log_file() const;          ///< log_file = "" (stderr)
+
+    /// Keys under `prefix` ("rdma.") that are set but not in `looked_up`.
+    std::vector<std::string> unknown_keys_under(const std::string &prefix,
+                                                const std::vector<std::string> &looked_up) const;
+    /// Every key with a value, sorted (for --check-config and docs).
+    std::vector<std::pair<std::string, ConfigValue>> entries() const;
+    /// The schema, sorted by name.
+    std::vector<ConfigKey> schema() const;
+    /// Transport prefixes whose keys are accepted unchecked ("rdma.").
+    void allow_prefix(const std::string &prefix);
+
+private:
+    void assign(const std::string &key, const std::string &value, const std::string &origin);
+    std::map<std::string, ConfigKey> schema_;
+    std::map<std::string, ConfigValue> values_;
+    std::vector<std::string> prefixes_;
+};
+
+} // namespace twinwire

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// A buffered connection over any transport, driven by its loop.
+#pragma once
+
+#include <twinwire/buffer.hpp>
+#include <twinwire/transport.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace twinwire {
+
+class Loop;
+class Transport;
+struct ConnectionAccess;
+
+/// Why a connection ended.
+struct CloseInfo {
+    int error = 0;       ///< 0 for a clean end, else a negative errno / TW_E* code
+    std::string reason;  ///< one line: "peer closed", "read: Connection reset by peer", ...
+    bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
+};
+
+/**
+ * A connection: an input buffer filled from the transport, an output buffer
+ * flushed to it, and three callbacks, all run on the connection's loop.
+ *
+ * Lifetime: the framework keeps the connection alive while it is open; the
+ * handlers may close it (close() or abort()) from inside any callback.  A
+ * ConnectionPtr kept by the application stays valid after the close (its
+ * calls then do nothing and return false).  Use it only on its loop's thread.
+ */
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    /// New bytes arrived: `input` holds everything not yet drained.  Consume
+    /// what you can (drain/take) and leave the rest for the next call.
+    using DataHandler = std::function<void(Connection &, Buffer &input)>;
+    /// The connection ended; runs once, and nothing runs after it.
+    using CloseHandler = std::function<void(Connection &, const CloseInfo &)>;
+    /// The output buffer became empty (everything handed to the transport).
+    using DrainHandler = std::function<void(Connection &)>;
+
+    ~Connection();
+    Connection(const Connection &) = delete;
+    Connection &operator=(const Connection &) = delete;
+
+    void on_data(DataHandler handler);
+    void on_close(CloseHandler handler);
+    void on_drain(DrainHandler handler);
+
+    /// Queue bytes and send as much as the transport takes now.  Returns
+    /// false (and queues nothing) when the connection is closed or the
+    /// queued output would exceed write_buffer_limit.
+    bool write(const void *data, size_t len);
+    bool write(std::string_view text) { return write(text.data(), text.size()); }
+    /// Move a whole buffer to the output (no copy of its bytes).
+    bool write(Buffer &data);
+
+    /// Send end-of-stream after the queued output (half-close); reading goes on.
+    void shutdown_write();
+    /// Flush the queued output (at most shutdown_timeout_ms), then close.
+    /// No on_data runs after this call; on_close runs when it is done.
+    void close();
+    /// Close now and drop the queued output.
+    void abort();
+
+    /// Stop / restart reading (backpressure from the application).
+    void pause_reading();
+    void resume_reading();
+
+    bool is_open() const;
+    size_t output_queued() const;
+    uint64_t id() const { return id_; }
+    Loop &loop() const { return *loop_; }
+    /// "tcp" or "rdma".
+    const std::string &transport_name() const;
+    /// For a client connection that wanted RDMA and runs over TCP: why.
+    const std::string &fallback_reason() const { return fallback_reason_; }
+    std::string peer_address() const;  ///< "10.0.0.1:6379", "[::1]:6379"
+    std::string local_address() const;
+    /// The transport's counters for this connection (zeros when closed).
+    tw_conn_stats stats() const;
+
+    /// Attach application state.
+    void set_context(std::shared_ptr<void> context) { context_ = std::move(context); }
+    template <class T> T *context() const { return static_cast<T *>(context_.get()); }
+
+    /// The raw transport connection, for the zero-copy API (nullptr when closed).
+    tw_conn *raw() const { return conn_; }
+    const tw_transport_ops &ops() const;
+
+private:
+    friend struct ConnectionAccess;
+    Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id);
+
+    static void on_event(tw_conn *conn, uint32_t events, void *arg);
+    void handle_read();
+    void handle_write();
+    void flush();
+    void finish(int error, std::string reason, bool by_peer);
+    void update_interest();
+
+    Loop *loop_;
+    Transport *transport_;
+    tw_conn *conn_;
+    uint64_t id_;
+    Buffer input_;
+    Buffer output_;
+    DataHandler on_data_;
+    CloseHandler on_close_;
+    DrainHandler on_drain_;
+    std::shared_ptr<void> context_;
+    std::string fallback_reason_;
+    std::shared_ptr<Connection> self_; ///< keeps an open connection alive
+    struct event *linger_timer_ = nullptr;
+    bool reading_ = true;
+    bool closing_ = false;
+    bool write_shut_ = false;
+    bool shut_pending_ = false;
+    bool finished_ = false;
+    bool in_callback_ = false;
+    bool want_write_ = false;
+};
+
+using ConnectionPtr = std::shared_ptr<Connection>;
+
+} // namespace twinwire

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Process-wide logging: one line per message, with time, level and source.
+#pragma once
+
+#include <twinwire/host.h>
+
+#include <cstdarg>
+#include <string>
+
+namespace twinwire {
+
+enum class LogLevel { Error = TW_LOG_ERROR, Warn = TW_LOG_WARN, Info = TW_LOG_INFO, Debug = TW_LOG_DEBUG, Trace = TW_LOG_TRACE };
+
+/// Parse "error", "warn", "info", "debug", "trace"; throws ConfigError otherwise.
+LogLevel parse_log_level(const std::string &text);
+const char *to_string(LogLevel level);
+
+namespace log {
+
+/// Messages below `level` are dropped (default Info).
+void set_level(LogLevel level);
+LogLevel level();
+bool enabled(LogLevel level);
+
+/// Write to `path` (appending) instead of stderr; "" = stderr.  Throws
+/// std::system_error when the file cannot be opened.
+void set_file(const std::string &path);
+/// Reopen the current log file (after logrotate moved it; SIGHUP in daemons).
+/// Safe to call from any thread; returns false when it could not reopen.
+bool reopen();
+
+/// Send every line to `sink` as well (tests capture logs this way).
+/// nullptr removes it.  The sink runs under the log lock: keep it short.
+using Sink = void (*)(LogLevel level, const char *source, const char *line, void *arg);
+void set_sink(Sink sink, void *arg);
+
+/// "2026-11-22T10:00:00.123Z twinwire[1234] INFO [source] message"
+void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);
+void vwrite(LogLevel level, const char *source, const char *fmt, va_list ap);
+
+} // namespace log
+
+#define TW_LOG(level, source, ...)                                                           \
+    do {                                                                                     \
+        if (::twinwire::log::enabled(level)) ::twinwire::log::write(level, source, __VA_ARGS__); \
+    } while (0)
+#define TW_ERROR(src, ...) TW_LOG(::twinwire::LogLevel::Error, src, __VA_ARGS__)
+#define TW_WARN(src, ...) TW_LOG(::twinwire::LogLevel::Warn, src, __VA_ARGS__)
+#define TW_INFO(src, ...) TW_LOG(::twinwire::LogLevel::Info, src, __VA_ARGS__)
+#define TW_DEBUG(src, ...) TW_LOG(::twinwire::LogLevel::Debug, src, __VA_ARGS__)
+
+} // namespace twinwire

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// The runtime of a twinwire process: transports, one loop per thread,
+// listeners, client connections, signals and graceful shutdown.
+#pragma once
+
+#include <twinwire/config.hpp>
+#include <twinwire/connection.hpp>
+#include <twinwire/loop.hpp>
+#include <twinwire/transport.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace twinwire {
+
+class Runtime;
+struct ListenerImpl;
+
+/// Thrown by Runtime::start() / listen() when the process cannot serve:
+/// transport = rdma and the plugin failed, the address is in use, ...
+class StartupError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct ListenOptions {
+    std::string address;   ///< "" = config listen_address
+    int port = -1;         ///< -1 = config listen_port; 0 = any free port
+    int backlog = -1;      ///< -1 = config listen_backlog
+};
+
+/// A listening endpoint: one TCP listener and, when RDMA is in use, one RDMA
+/// listener on the same address and port.
+class Listener {
+public:
+    ~Listener();
+    /// The port (the one the kernel chose when asked for port 0).
+    uint16_t port() const;
+    const std::string &address() const;
+    /// "tcp", "rdma": what this endpoint accepts.
+    std::vector<std::string> transports() const;
+    /// Stop accepting (connections already accepted stay).  Idempotent.
+    void close();
+
+private:
+    friend class Runtime;
+    friend struct ListenerImpl;
+    explicit Listener(std::unique_ptr<ListenerImpl> impl);
+    std::unique_ptr<ListenerImpl> impl_;
+};
+
+/// A new server-side connection; runs on the connection's own loop.
+using AcceptHandler = std::function<void(const ConnectionPtr &)>;
+
+struct ConnectOptions {
+    std::string address;            ///< peer address (IPv4, IPv6 or a host name)
+    uint16_t port = 0;
+    std::string source_address;     ///< bind the local end (RDMA: choose the device)
+    uint32_t timeout_ms = 0;        ///< 0 = config connect_timeout_ms
+    int loop = -1;                  ///< which loop owns it; -1 = round robin
+    std::optional<TransportMode> transport; ///< default: the runtime's mode
+};
+
+/// The outcome of connect(): a connection, or nullptr and the error text.
+/// Runs on the connection's loop.
+using ConnectHandler = std::function<void(const ConnectionPtr &, const std::string &error)>;
+
+/**
+ * Lifetime: construct with a Config on the main thread, start(), set up
+ * listeners / connections, run() until stop().  Loop 0 belongs to the thread
+ * that constructed the runtime; loops 1..threads-1 run on worker threads
+ * from start() on.
+ */
+class Runtime {
+public:
+    explicit Runtime(Config config);
+    ~Runtime(); ///< stops (without drain) if still running
+    Runtime(const Runtime &) = delete;
+    Runtime &operator=(const Runtime &) = delete;
+
+    /// Apply logging settings, select transports (throws StartupError in
+    /// rdma mode when RDMA is not usable), create the loops and threads.
+    void start();
+
+    const Config &config() const { return config_; }
+    /// "tcp" or "rdma", and why (one line).
+    const std::string &transport_name() const;
+    const std::string &transport_reason() const;
+    const TransportSelection &selection() const { return selection_; }
+    /// The transport by name, or nullptr.
+    Transport *transport(const std::string &name) const;
+
+    size_t loop_count() const { return loops_.size(); }
+    Loop &loop(size_t index) { return *loops_.at(index); }
+
+    /// Listen (TCP, plus RDMA when in use).  Called on the main thread, it
+    /// binds before returning and throws StartupError on failure.
+    std::shared_ptr<Listener> listen(const ListenOptions &options, AcceptHandler on_accept);
+
+    /// Connect.  In auto mode with RDMA in use, an RDMA connect that is
+    /// refused, unreachable, times out or meets a peer that does not speak
+    /// RDMA is retried over TCP, and ConnectionPtr::fallback_reason() says
+    /// why.  Any thread.
+    void connect(const ConnectOptions &options, ConnectHandler on_done);
+
+    /// Run loop 0 on this thread until stop() (or a stop signal) completes.
+    void run();
+    /// Stop: close listeners, let connections flush (drain = true, at most
+    /// shutdown_timeout_ms), stop every loop.  Any thread.
+    void stop(bool drain = true);
+    /// Stop gracefully on these signals (SIGTERM, SIGINT), handled on loop 0.
+    void stop_on_signals(const std::vector<int> &signals);
+    /// Run `handler` on loop 0 when `signal` arrives (SIGHUP: reopen logs).
+    void on_signal(int signal, std::function<void()> handler);
+
+    /// Live connections on all loops (approximate while loops run).
+    size_t connection_count() const;
+
+private:
+    struct Impl;
+    Config config_;
+    TransportSelection selection_;
+    std::vector<std::unique_ptr<Loop>> loops_;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace twinwire

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+// Loaded transports: the built-in TCP backend and plugins found with dlopen.
+#pragma once
+
+#include <twinwire/config.hpp>
+#include <twinwire/transport.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace twinwire {
+
+class Loop;
+struct HostServices;
+
+/// What the loader did, step by step, for logs and twinwire-info.
+struct PluginLoadReport {
+    struct Attempt {
+        std::string path;   ///< the file tried (absolute)
+        std::string result; ///< "not found", "dlopen failed: ...", "loaded", ...
+    };
+    std::vector<std::string> search_dirs; ///< in order, with why each is on the list
+    std::vector<Attempt> attempts;
+    bool loaded = false;
+    std::string path;           ///< the file that loaded
+    std::string reason;         ///< why nothing loaded (one line), "" when loaded
+    uint32_t abi_major = 0;     ///< of the plugin that loaded
+    uint32_t abi_minor = 0;
+    std::string plugin_version;
+};
+
+/// A plugin file that passed dlopen, dlsym and the ABI checks, not yet
+/// initialised.  Owns the dlopen handle.
+class PluginLibrary {
+public:
+    /// Search for "twinwire-<name>-abi<N>.so" and open it.  Search order:
+    /// the configured plugin_path (file or directory); TWINWIRE_PLUGIN_PATH
+    /// (ignored in setuid/setgid processes); the build tree's plugin
+    /// directory (only for binaries that run from the build tree); the
+    /// installed plugin directory.  Never the working directory; only
+    /// absolute paths.  Returns nullptr with report->reason on failure.
+    static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config, PluginLoadReport *report);
+    /// Open exactly this file (absolute path).
+    static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report);
+    ~PluginLibrary();
+
+    const tw_plugin_info &info() const { return *info_; }
+    /// The vtable with every optional member filled (stubs return -EOPNOTSUPP).
+    const tw_transport_ops &ops() const { return ops_; }
+    const std::string &path() const { return path_; }
+
+private:
+    PluginLibrary() = default;
+    void *dl_ = nullptr;
+    const tw_plugin_info *info_ = nullptr;
+    tw_transport_ops ops_{};
+    std::string path_;
+};
+
+/// Check a vtable and complete it: returns "" and fills *out when every
+/// required member is there, otherwise the reason ("missing required
+/// operation 'accept'", "ops table is 16 bytes, smaller than its header").
+std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out);
+
+/**
+ * An initialised transport: ops + tw_transport handle + its per-loop state.
+ * One per transport per process.
+ */
+class Transport {
+public:
+    /// The built-in TCP backend.  Throws std::runtime_error if it cannot init.
+    static std::unique_ptr<Transport> builtin_tcp(const Config &config);
+    /// Initialise a loaded plugin.  Returns nullptr and sets *why when the
+    /// plugin's init refuses, or when it leaves its config keys unread
+    /// (unknown keys).  Takes ownership of the library.
+    static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
+                                                  std::string *why);
+    ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
+
+    const tw_transport_ops &ops() const { return ops_; }
+    tw_transport *handle() const { return handle_; }
+    const std::string &name() const { return name_; }
+    uint64_t caps() const { return ops_.caps; }
+    const PluginLibrary *library() const { return library_.get(); }
+
+    /// Attach to `loop` (on the loop's thread; idempotent) and return the
+    /// per-loop state.  Also registers the pending-data hooks with the loop.
+    tw_transport_loop *attach(Loop &loop);
+    /// The per-loop state, or nullptr when not attached.
+    tw_transport_loop *tloop(const Loop &loop) const;
+    /// Detach from `loop` (on its thread) after its connections are closed.
+    void detach(Loop &loop);
+
+    /// Text for an error code of this transport.
+    std::string error_text(int err) const;
+    /// ops.describe(), as a string ("" when unsupported).
+    std::string describe() const;
+
+private:
+    Transport() = default;
+    tw_transport_ops ops_{};
+    tw_transport *handle_ = nullptr;
+    std::string name_;
+    std::unique_ptr<PluginLibrary> library_;
+    std::unique_ptr<HostServices> host_;
+    std::vector<std::pair<Loop *, tw_transport_loop *>> loops_;
+};
+
+/// The entry point of the built-in TCP backend (same signature as a plugin's).
+extern "C" const tw_plugin_info *tw_socket_backend_entry(uint32_t host_abi_major, uint32_t host_abi_minor);
+
+/// The transports a process uses, decided from the config.
+struct TransportSelection {
+    std::unique_ptr<Transport> tcp;  ///< always present
+    std::unique_ptr<Transport> rdma; ///< present when RDMA is in use
+    std::string chosen;              ///< "tcp" or "rdma"
+    std::string reason;              ///< one line: why this transport
+    PluginLoadReport report;         ///< what the loader did (empty for tcp)
+};
+
+/**
+ * Decide: transport = tcp never touches the plugin; rdma loads and inits it
+ * or throws std::runtime_error with the reason; auto loads and inits it or
+ * falls back to TCP, logging ONE line with the reason.
+ */
+TransportSelection select_transports(const Config &config);
+
+} // namespace twinwire
