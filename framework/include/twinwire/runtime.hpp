@@ -43,13 +43,13 @@ public:
     /// "tcp", "rdma": what this endpoint accepts.
     std::vector<std::string> transports() const;
     /// Stop accepting (connections already accepted stay).  Idempotent.
+    /// Destroying the Listener closes it too.
     void close();
 
 private:
     friend class Runtime;
-    friend struct ListenerImpl;
-    explicit Listener(std::unique_ptr<ListenerImpl> impl);
-    std::unique_ptr<ListenerImpl> impl_;
+    explicit Listener(std::shared_ptr<ListenerImpl> impl);
+    std::shared_ptr<ListenerImpl> impl_;
 };
 
 /// A new server-side connection; runs on the connection's own loop.
@@ -119,8 +119,10 @@ public:
     /// Live connections on all loops (approximate while loops run).
     size_t connection_count() const;
 
-private:
     struct Impl;
+
+private:
+    friend struct ListenerImpl;
     Config config_;
     TransportSelection selection_;
     std::vector<std::unique_ptr<Loop>> loops_;
