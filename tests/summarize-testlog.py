@@ -28,8 +28,11 @@ def runs_in_guest(test):
 
 def skip_reason(test):
     output = (test.get("stdout") or "") + (test.get("stderr") or "")
-    reasons = [line.strip() for line in output.splitlines() if "SKIP" in line]
-    return reasons[-1] if reasons else "no reason printed"
+    reasons = [line for line in output.splitlines() if "SKIP" in line]
+    if not reasons:
+        return "no reason printed"
+    # "softroce-run: SKIP: why", "1..0 # SKIP why": keep the why
+    return reasons[-1].rsplit("SKIP", 1)[1].lstrip(": ").strip() or reasons[-1].strip()
 
 
 def main(argv):

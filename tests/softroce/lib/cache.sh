@@ -94,10 +94,11 @@ build_cache() {
   work=$(mktemp -d "$CACHE/.build.XXXXXX")
   CLEANUP_DIRS+=("$work")
   msg "building the guest cache in $CACHE from $kpkg (one time, about 70 MB download)"
-  if ! download_debs "$work" "$kpkg" busybox-static; then
-    is_root && { apt-get update -q >&2 || true; }
-    download_debs "$work" "$kpkg" busybox-static ||
-      no_guest "apt-get download $kpkg busybox-static failed (no network to the Debian archive?)"
+  # stale package lists are the usual cause worth a retry; only root can
+  # refresh them
+  if ! download_debs "$work" "$kpkg" busybox-static &&
+    ! { is_root && { apt-get update -q >&2 || true; } && download_debs "$work" "$kpkg" busybox-static; }; then
+    no_guest "apt-get download $kpkg busybox-static failed (no network to the Debian archive?)"
   fi
   dpkg -x "$work"/linux-image-*.deb "$work/k"
   dpkg -x "$work"/busybox-static_*.deb "$work/bb"
