@@ -107,6 +107,7 @@ public:
 
 private:
     void assign(const std::string &key, const std::string &value, const std::string &origin);
+    std::string key_for_environment(const std::string &suffix) const;
     std::map<std::string, ConfigKey> schema_;
     std::map<std::string, ConfigValue> values_;
     std::vector<std::string> prefixes_;

@@ -14,6 +14,7 @@
 namespace twinwire {
 
 class Loop;
+class Timer;
 class Transport;
 struct ConnectionAccess;
 
@@ -94,35 +95,53 @@ public:
 
 private:
     friend struct ConnectionAccess;
-    Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id);
+    struct Settings {
+        size_t read_size;
+        size_t write_limit;
+        uint32_t linger_ms;
+    };
+    using Established = std::function<void(const std::shared_ptr<Connection> &, int error, const std::string &why)>;
+
+    Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id, Settings settings);
 
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
-    void handle_write();
     void flush();
-    void finish(int error, std::string reason, bool by_peer);
+    void finish(int error, std::string reason, bool by_peer, bool defer_callback);
     void update_interest();
+    void release_handlers();
+    std::string error_text(const char *call, int err) const;
+    struct CallbackScope {
+        explicit CallbackScope(Connection &c);
+        ~CallbackScope();
+        Connection &conn;
+    };
 
     Loop *loop_;
     Transport *transport_;
     tw_conn *conn_;
     uint64_t id_;
+    Settings settings_;
     Buffer input_;
     Buffer output_;
     DataHandler on_data_;
     CloseHandler on_close_;
     DrainHandler on_drain_;
+    Established on_established_;                  ///< handshake outcome (framework)
+    std::function<void(Connection &)> on_finished_; ///< unregisters (framework)
     std::shared_ptr<void> context_;
     std::string fallback_reason_;
     std::shared_ptr<Connection> self_; ///< keeps an open connection alive
-    struct event *linger_timer_ = nullptr;
+    std::unique_ptr<Timer> linger_timer_;
+    bool established_ = false;
     bool reading_ = true;
     bool closing_ = false;
-    bool write_shut_ = false;
     bool shut_pending_ = false;
+    bool write_shut_ = false;
     bool finished_ = false;
-    bool in_callback_ = false;
     bool want_write_ = false;
+    bool release_pending_ = false;
+    int callback_depth_ = 0;
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;

@@ -2,7 +2,7 @@
 // One libevent event loop per thread, and the timers that run on it.
 #pragma once
 
-#include <twinwire/host.h>
+#include <twinwire/transport.h>
 
 #include <chrono>
 #include <cstdint>
@@ -40,8 +40,10 @@ public:
     tw_loop *handle() const;
     static Loop *from_handle(tw_loop *loop);
 
-    /// Run until stop().  Must be called on the thread that owns the loop
-    /// (the first thread to call run() becomes the owner).
+    /// Make the calling thread the loop's owner (the constructing thread
+    /// owns it until then).  run() and run_once() claim it too.
+    void bind_to_current_thread();
+    /// Run until stop(), on the thread that owns the loop.
     void run();
     /// Run iterations until `done()` is true or `timeout` passes; returns
     /// done().  For tests and tools that drive a loop by hand.
@@ -58,10 +60,14 @@ public:
     bool post(std::function<void()> fn);
     bool in_loop_thread() const;
 
+    /// Run the tasks still queued, then refuse new ones (post() returns
+    /// false).  Called on the loop's thread when it is being torn down.
+    void shutdown();
+
     /// Called by the framework when a transport attaches to / detaches
     /// from this loop, so the loop asks it for pending data.
-    void add_pending_source(const struct tw_transport_ops *ops, struct tw_transport_loop *tloop);
-    void remove_pending_source(struct tw_transport_loop *tloop);
+    void add_pending_source(const tw_transport_ops *ops, tw_transport_loop *tloop);
+    void remove_pending_source(tw_transport_loop *tloop);
 
 private:
     friend struct LoopImpl;

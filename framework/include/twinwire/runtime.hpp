@@ -43,19 +43,22 @@ public:
     /// "tcp", "rdma": what this endpoint accepts.
     std::vector<std::string> transports() const;
     /// Stop accepting (connections already accepted stay).  Idempotent.
+    /// Destroying the Listener closes it too.
     void close();
 
 private:
     friend class Runtime;
-    friend struct ListenerImpl;
-    explicit Listener(std::unique_ptr<ListenerImpl> impl);
-    std::unique_ptr<ListenerImpl> impl_;
+    explicit Listener(std::shared_ptr<ListenerImpl> impl);
+    std::shared_ptr<ListenerImpl> impl_;
 };
 
 /// A new server-side connection; runs on the connection's own loop.
 using AcceptHandler = std::function<void(const ConnectionPtr &)>;
 
 struct ConnectOptions {
+    ConnectOptions() = default;
+    ConnectOptions(std::string peer, uint16_t peer_port) : address(std::move(peer)), port(peer_port) {}
+
     std::string address;            ///< peer address (IPv4, IPv6 or a host name)
     uint16_t port = 0;
     std::string source_address;     ///< bind the local end (RDMA: choose the device)
@@ -119,8 +122,10 @@ public:
     /// Live connections on all loops (approximate while loops run).
     size_t connection_count() const;
 
-private:
     struct Impl;
+
+private:
+    friend struct ListenerImpl;
     Config config_;
     TransportSelection selection_;
     std::vector<std::unique_ptr<Loop>> loops_;

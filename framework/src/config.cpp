@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+#include "config_parse.hpp"
+
+#include <twinwire/config.hpp>
+#include <twinwire/log.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+extern char **environ;
+
+namespace twinwire {
+
+const char *to_string(TransportMode mode)
+{
+    switch (mode) {
+    case TransportMode::Auto: return "auto";
+    case TransportMode::Tcp: return "tcp";
+    case TransportMode::Rdma: return "rdma";
+    }
+    return "?";
+}
+
+namespace check {
+
+std::function<std::string(const std::string &)> integer(int64_t min, int64_t max)
+{
+    return [min, max](const std::string &v) -> std::string {
+        auto n = parse_integer(v);
+        if (!n || *n < min || *n > max)
+            return "expected an integer " + std::to_string(min) + ".." + std::to_string(max);
+        return {};
+    };
+}
+
+std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max)
+{
+    return [min, max](const std::string &v) -> std::string {
+        auto n = parse_size(v);
+        if (!n || *n < min || *n > max)
+            return "expected a size " + format_size(min) + ".." + format_size(max) + " (bytes, or with k, M, G)";
+        return {};
+    };
+}
+
+std::function<std::string(const std::string &)> one_of(std::vector<std::string> values)
+{
+    return [values](const std::string &v) -> std::string {
+        if (std::find(values.begin(), values.end(), v) != values.end()) return {};
+        std::string all;
+        for (const auto &x : values) all += (all.empty() ? "" : ", ") + x;
+        return "expected one of " + all;
+    };
+}
+
+std::function<std::string(const std::string &)> boolean()
+{
+    return [](const std::string &v) -> std::string {
+        return parse_bool(v) ? std::string() : std::string("expected yes or no (true/false, on/off, 1/0)");
+    };
+}
+
+std::function<std::string(const std::string &)> any()
+{
+    return [](const std::string &) { return std::string(); };
+}
+
+std::function<std::string(const std::string &)> absolute_path_or_empty()
+{
+    return [](const std::string &v) -> std::string {
+        return v.empty() || v[0] == '/' ? std::string() : std::string("expected an absolute path");
+    };
+}
+
+} // namespace check
+
+Config::Config()
+{
+    auto key = [this](const char *name, const char *def, const char *help,
+                      std::function<std::string(const std::string &)> chk) {
+        define(ConfigKey{name, def, help, std::move(chk)});
+    };
+    key("transport", "auto", "auto: RDMA when usable, else TCP; tcp; rdma: RDMA or refuse to start",
+        check::one_of({"auto", "tcp", "rdma"}));
+    key("plugin_path", "", "RDMA plugin file or directory (absolute); empty: the standard search",
+        check::absolute_path_or_empty());
+    key("listen_address", "127.0.0.1", "address to listen on (IPv4, IPv6 or a host name)", check::any());
+    key("listen_port", "7379", "port to listen on (0: any free port)", check::integer(0, 65535));
+    key("threads", "1", "event-loop threads; connections are spread across them", check::integer(1, 256));
+    key("listen_backlog", "511", "pending-connection queue of listeners", check::integer(1, 65535));
+    key("connect_timeout_ms", "3000", "give up a client connect after this", check::integer(1, 600000));
+    key("shutdown_timeout_ms", "5000", "how long a graceful stop lets connections flush",
+        check::integer(0, 600000));
+    key("read_buffer_size", "64k", "bytes read from the transport per read call",
+        check::size_bytes(512, 16u << 20));
+    key("write_buffer_limit", "64M", "output queued per connection before writes are refused",
+        check::size_bytes(4096, uint64_t(16) << 30));
+    key("log_level", "info", "error, warn, info, debug or trace",
+        check::one_of({"error", "warn", "info", "debug", "trace"}));
+    key("log_file", "", "append the log to this file; empty: stderr", check::any());
+    allow_prefix("rdma.");
+    allow_prefix("tcp.");
+}
+
+void Config::define(ConfigKey key)
+{
+    if (!key.check) key.check = check::any();
+    std::string name = key.name;
+    if (!key.default_value.empty()) {
+        std::string why = key.check(key.default_value);
+        if (!why.empty()) throw ConfigError("default of '" + name + "' is invalid: " + why);
+        values_[name] = ConfigValue{key.default_value, "default"};
+    }
+    schema_[name] = std::move(key);
+}
+
+void Config::allow_prefix(const std::string &prefix)
+{
+    if (std::find(prefixes_.begin(), prefixes_.end(), prefix) == prefixes_.end()) prefixes_.push_back(prefix);
+}
+
+void Config::assign(const std::string &key, const std::string &value, const std::string &origin)
+{
+    auto it = schema_.find(key);
+    if (it == schema_.end()) {
+        bool allowed = std::any_of(prefixes_.begin(), prefixes_.end(), [&](const std::string &p) {
+            return key.size() > p.size() && key.compare(0, p.size(), p) == 0;
+        });
+        if (!allowed) throw ConfigError(origin + ": unknown key '" + key + "'");
+    } else {
+        std::string why = it->second.check(value);
+        if (!why.empty())
+            throw ConfigError(origin + ": bad value '" + value + "' for '" + key + "': " + why);
+    }
+    values_[key] = ConfigValue{value, origin};
+}
+
+void Config::load_file(const std::string &path)
+{
+    std::ifstream in(path);
+    if (!in) throw ConfigError(path + ": cannot open configuration file");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw ConfigError(path + ": cannot read configuration file");
+    load_string(text.str(), path);
+}
+
+void Config::load_string(const std::string &text, const std::string &name)
+{
+    for (const IniEntry &e : parse_ini(text, name)) assign(e.key, e.value, name + ":" + std::to_string(e.line));
+}
+
+void Config::load_environment()
+{
+    for (char **env = environ; env && *env; ++env) {
+        std::string var(*env);
+        auto eq = var.find('=');
+        if (eq == std::string::npos || var.compare(0, 9, "TWINWIRE_") != 0) continue;
+        std::string name = var.substr(0, eq);
+        std::string value = var.substr(eq + 1);
+        // The loader reads TWINWIRE_PLUGIN_PATH itself (and ignores it in
+        // setuid processes); it is a search path, not the plugin_path key.
+        if (name == "TWINWIRE_PLUGIN_PATH") continue;
+        assign(key_for_environment(name.substr(9)), value, "environment " + name);
+    }
+}
+
+// TWINWIRE_LISTEN_PORT -> listen_port; TWINWIRE_RDMA_RING_SIZE -> rdma.ring_size;
+// TWINWIRE_KVD_MAXCLIENTS -> kvd.maxclients (a schema key with a dot).
+std::string Config::key_for_environment(const std::string &suffix) const
+{
+    std::string lower;
+    for (char c : suffix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (schema_.count(lower)) return lower;
+    for (const auto &entry : schema_) {
+        std::string mangled = entry.first;
+        std::replace(mangled.begin(), mangled.end(), '.', '_');
+        if (mangled == lower) return entry.first;
+    }
+    for (const auto &p : prefixes_) {
+        std::string mangled = p.substr(0, p.size() - 1) + "_";
+        if (lower.size() > mangled.size() && lower.compare(0, mangled.size(), mangled) == 0)
+            return p + lower.substr(mangled.size());
+    }
+    return lower; // assign() reports it as unknown
+}
+
+void Config::set(const std::string &key, const std::string &value, const std::string &origin)
+{
+    assign(key, value, origin);
+}
+
+const ConfigValue *Config::find(const std::string &key) const
+{
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : &it->second;
+}
+
+std::string Config::get(const std::string &key) const
+{
+    const ConfigValue *v = find(key);
+    return v ? v->value : std::string();
+}
+
+int64_t Config::get_int(const std::string &key) const
+{
+    auto n = parse_integer(get(key));
+    if (!n) throw ConfigError("'" + key + "' is not set to an integer");
+    return *n;
+}
+
+uint64_t Config::get_size(const std::string &key) const
+{
+    auto n = parse_size(get(key));
+    if (!n) throw ConfigError("'" + key + "' is not set to a size");
+    return *n;
+}
+
+bool Config::get_bool(const std::string &key) const
+{
+    auto b = parse_bool(get(key));
+    if (!b) throw ConfigError("'" + key + "' is not set to yes or no");
+    return *b;
+}
+
+TransportMode Config::transport() const
+{
+    std::string t = get("transport");
+    if (t == "tcp") return TransportMode::Tcp;
+    if (t == "rdma") return TransportMode::Rdma;
+    return TransportMode::Auto;
+}
+
+std::string Config::plugin_path() const { return get("plugin_path"); }
+std::string Config::listen_address() const { return get("listen_address"); }
+uint16_t Config::listen_port() const { return static_cast<uint16_t>(get_int("listen_port")); }
+unsigned Config::threads() const { return static_cast<unsigned>(get_int("threads")); }
+int Config::listen_backlog() const { return static_cast<int>(get_int("listen_backlog")); }
+uint32_t Config::connect_timeout_ms() const { return static_cast<uint32_t>(get_int("connect_timeout_ms")); }
+uint32_t Config::shutdown_timeout_ms() const { return static_cast<uint32_t>(get_int("shutdown_timeout_ms")); }
+size_t Config::read_buffer_size() const { return static_cast<size_t>(get_size("read_buffer_size")); }
+size_t Config::write_buffer_limit() const { return static_cast<size_t>(get_size("write_buffer_limit")); }
+std::string Config::log_level() const { return get("log_level"); }
+std::string Config::log_file() const { return get("log_file"); }
+
+std::vector<std::string> Config::unknown_keys_under(const std::string &prefix,
+                                                    const std::vector<std::string> &looked_up) const
+{
+    std::vector<std::string> unknown;
+    for (const auto &entry : values_) {
+        const std::string &key = entry.first;
+        if (key.compare(0, prefix.size(), prefix) != 0) continue;
+        if (std::find(looked_up.begin(), looked_up.end(), key) == looked_up.end())
+            unknown.push_back(key + " (" + entry.second.origin + ")");
+    }
+    return unknown;
+}
+
+std::vector<std::pair<std::string, ConfigValue>> Config::entries() const
+{
+    return {values_.begin(), values_.end()};
+}
+
+std::vector<ConfigKey> Config::schema() const
+{
+    std::vector<ConfigKey> out;
+    for (const auto &entry : schema_) out.push_back(entry.second);
+    return out;
+}
+
+} // namespace twinwire

@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+#include "connection_access.hpp"
+#include "sockaddr_text.hpp"
+
+#include <twinwire/connection.hpp>
+#include <twinwire/log.hpp>
+#include <twinwire/loop.hpp>
+#include <twinwire/transport.hpp>
+
+#include <event2/buffer.h>
+
+#include <cerrno>
+#include <sys/socket.h>
+
+namespace twinwire {
+namespace {
+
+// Read at most this much per event, so one busy connection cannot starve the
+// others on its loop (events are level-triggered: the rest comes next time).
+constexpr size_t kMaxReadPerEvent = 4u << 20;
+constexpr int kMaxIov = 16;
+
+} // namespace
+
+std::shared_ptr<Connection> ConnectionAccess::create(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id,
+                                                     const Config &config, Connection::Established on_established)
+{
+    Connection::Settings settings{config.read_buffer_size(), config.write_buffer_limit(),
+                                  config.shutdown_timeout_ms()};
+    std::shared_ptr<Connection> c(new Connection(loop, transport, conn, id, settings));
+    c->self_ = c;
+    c->on_established_ = std::move(on_established);
+    int rc = transport.ops().set_callback(conn, &Connection::on_event, c.get());
+    if (rc < 0) {
+        c->self_.reset();
+        c->conn_ = nullptr;
+        transport.ops().close(conn);
+        return nullptr;
+    }
+    return c;
+}
+
+void ConnectionAccess::set_on_finished(Connection &c, std::function<void(Connection &)> fn)
+{
+    c.on_finished_ = std::move(fn);
+}
+
+void ConnectionAccess::set_fallback_reason(Connection &c, std::string reason) { c.fallback_reason_ = std::move(reason); }
+
+Connection::Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id, Settings settings)
+    : loop_(&loop), transport_(&transport), conn_(conn), id_(id), settings_(settings)
+{
+}
+
+Connection::~Connection()
+{
+    if (conn_) transport_->ops().close(conn_);
+}
+
+const tw_transport_ops &Connection::ops() const { return transport_->ops(); }
+const std::string &Connection::transport_name() const { return transport_->name(); }
+bool Connection::is_open() const { return established_ && !finished_ && !closing_; }
+size_t Connection::output_queued() const { return output_.size(); }
+
+void Connection::on_data(DataHandler handler) { on_data_ = std::move(handler); }
+void Connection::on_close(CloseHandler handler) { on_close_ = std::move(handler); }
+void Connection::on_drain(DrainHandler handler) { on_drain_ = std::move(handler); }
+
+std::string Connection::error_text(const char *call, int err) const
+{
+    std::string text = std::string(call) + ": " + transport_->error_text(err);
+    if (conn_) {
+        const char *detail = transport_->ops().last_error(conn_);
+        if (detail && *detail) text += " (" + std::string(detail) + ")";
+    }
+    return text;
+}
+
+void Connection::on_event(tw_conn *, uint32_t events, void *arg)
+{
+    Connection *c = static_cast<Connection *>(arg);
+    std::shared_ptr<Connection> keep = c->shared_from_this(); // alive until we return
+    if (c->finished_) return;
+    const tw_transport_ops &ops = c->transport_->ops();
+
+    if (!c->established_) {
+        if (events & TW_EV_CONNECTED) {
+            c->established_ = true;
+            c->update_interest();
+            Established cb = std::move(c->on_established_);
+            if (cb) cb(keep, 0, {});
+            if (c->finished_) return;
+        } else if (events & TW_EV_ERROR) {
+            int err = ops.get_error(c->conn_);
+            if (err == 0) err = -ECONNABORTED;
+            std::string why = c->error_text("connect", err);
+            Established cb = std::move(c->on_established_);
+            c->finish(err, why, true, false);
+            if (cb) cb(keep, err, why);
+            return;
+        } else {
+            return; // nothing but CONNECTED or ERROR matters before the handshake ends
+        }
+    }
+    if (events & TW_EV_WRITE) c->flush();
+    if (c->finished_) return;
+    if (events & (TW_EV_READ | TW_EV_ERROR)) c->handle_read();
+    if (c->finished_) return;
+    if (events & TW_EV_ERROR) {
+        // Reading was paused (or nothing was left to read): end with the error.
+        int err = ops.get_error(c->conn_);
+        c->finish(err ? err : -ECONNRESET, c->error_text("connection", err ? err : -ECONNRESET), true, false);
+    }
+}
+
+void Connection::handle_read()
+{
+    if (!reading_ || closing_ || !conn_) return;
+    const tw_transport_ops &ops = transport_->ops();
+    size_t total = 0;
+    ssize_t last = 0;
+    while (total < kMaxReadPerEvent) {
+        struct evbuffer_iovec vec[2];
+        int n = evbuffer_reserve_space(input_.raw(), static_cast<ev_ssize_t>(settings_.read_size), vec, 2);
+        if (n <= 0) {
+            last = -ENOMEM;
+            break;
+        }
+        struct iovec iov[2];
+        size_t reserved = 0;
+        for (int i = 0; i < n; ++i) {
+            iov[i].iov_base = vec[i].iov_base;
+            iov[i].iov_len = vec[i].iov_len;
+            reserved += vec[i].iov_len;
+        }
+        last = ops.readv(conn_, iov, n);
+        if (last <= 0) break;
+        size_t left = static_cast<size_t>(last);
+        for (int i = 0; i < n; ++i) {
+            vec[i].iov_len = left < vec[i].iov_len ? left : vec[i].iov_len;
+            left -= vec[i].iov_len;
+        }
+        evbuffer_commit_space(input_.raw(), vec, n);
+        total += static_cast<size_t>(last);
+        if (static_cast<size_t>(last) < reserved) {
+            last = -EAGAIN; // a short read: the transport has nothing more right now
+            break;
+        }
+    }
+    if (!input_.empty() && on_data_) {
+        CallbackScope scope(*this);
+        on_data_(*this, input_);
+    }
+    if (finished_ || closing_) return;
+    if (last == 0) {
+        // The peer ended its side: send what is queued, then close.
+        reading_ = false;
+        if (output_.empty()) {
+            finish(0, "peer closed the connection", true, false);
+        } else {
+            closing_ = true;
+            update_interest();
+        }
+    } else if (last < 0 && last != -EAGAIN) {
+        int err = static_cast<int>(last);
+        finish(err, error_text("read", err), true, false);
+    }
+}
+
+bool Connection::write(const void *data, size_t len)
+{
+    if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return false;
+    if (output_.size() + len > settings_.write_limit) return false;
+    const char *p = static_cast<const char *>(data);
+    if (output_.empty() && len > 0) {
+        // Nothing queued: hand it straight to the transport, queue the rest.
+        ssize_t n = transport_->ops().write(conn_, p, len);
+        if (n < 0 && n != -EAGAIN) {
+            int err = static_cast<int>(n);
+            finish(err, error_text("write", err), false, true);
+            return false;
+        }
+        if (n > 0) {
+            p += n;
+            len -= static_cast<size_t>(n);
+        }
+    }
+    if (len > 0) {
+        output_.append(p, len);
+        if (!want_write_) {
+            want_write_ = true;
+            update_interest();
+        }
+    }
+    return true;
+}
+
+bool Connection::write(Buffer &data)
+{
+    if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return false;
+    if (output_.size() + data.size() > settings_.write_limit) return false;
+    output_.append(data);
+    if (!want_write_) {
+        want_write_ = true;
+        update_interest();
+    }
+    return true;
+}
+
+void Connection::flush()
+{
+    if (!conn_) return;
+    const tw_transport_ops &ops = transport_->ops();
+    while (!output_.empty()) {
+        struct evbuffer_iovec vec[kMaxIov];
+        int n = evbuffer_peek(output_.raw(), -1, nullptr, vec, kMaxIov);
+        if (n > kMaxIov) n = kMaxIov;
+        struct iovec iov[kMaxIov];
+        for (int i = 0; i < n; ++i) {
+            iov[i].iov_base = vec[i].iov_base;
+            iov[i].iov_len = vec[i].iov_len;
+        }
+        ssize_t w = ops.writev(conn_, iov, n);
+        if (w == -EAGAIN) break;
+        if (w < 0) {
+            int err = static_cast<int>(w);
+            finish(err, error_text("write", err), false, false);
+            return;
+        }
+        output_.drain(static_cast<size_t>(w));
+    }
+    if (!output_.empty()) return; // WRITE interest stays on
+    want_write_ = false;
+    if (shut_pending_) {
+        shut_pending_ = false;
+        write_shut_ = true;
+        ops.shutdown(conn_, SHUT_WR);
+    }
+    if (closing_) {
+        finish(0, reading_ ? "closed" : "peer closed the connection", !reading_, false);
+        return;
+    }
+    update_interest();
+    if (on_drain_) {
+        CallbackScope scope(*this);
+        on_drain_(*this);
+    }
+}
+
+void Connection::update_interest()
+{
+    if (!conn_ || finished_) return;
+    uint32_t events = ((reading_ && !closing_) ? uint32_t(TW_EV_READ) : 0u) | (want_write_ ? uint32_t(TW_EV_WRITE) : 0u);
+    transport_->ops().set_events(conn_, events);
+}
+
+void Connection::shutdown_write()
+{
+    if (finished_ || closing_ || write_shut_ || shut_pending_) return;
+    if (output_.empty()) {
+        write_shut_ = true;
+        transport_->ops().shutdown(conn_, SHUT_WR);
+    } else {
+        shut_pending_ = true;
+    }
+}
+
+void Connection::close()
+{
+    if (finished_ || closing_) return;
+    closing_ = true;
+    if (output_.empty() || !established_) {
+        finish(0, "closed", false, true);
+        return;
+    }
+    update_interest();
+    std::weak_ptr<Connection> weak = shared_from_this();
+    linger_timer_ = std::make_unique<Timer>(*loop_, [weak] {
+        if (auto c = weak.lock())
+            c->finish(-ETIMEDOUT,
+                      "close: " + std::to_string(c->output_.size()) + " bytes not flushed within " +
+                          std::to_string(c->settings_.linger_ms) + " ms (shutdown_timeout_ms)",
+                      false, false);
+    });
+    linger_timer_->start(std::chrono::milliseconds(settings_.linger_ms));
+}
+
+void Connection::abort()
+{
+    if (finished_) return;
+    output_.clear();
+    finish(0, "aborted", false, true);
+}
+
+void Connection::pause_reading()
+{
+    if (!reading_) return;
+    reading_ = false;
+    update_interest();
+}
+
+void Connection::resume_reading()
+{
+    if (reading_ || closing_ || finished_) return;
+    reading_ = true;
+    update_interest();
+    // Bytes already buffered get delivered without waiting for new ones.
+    if (!input_.empty() && on_data_) {
+        std::weak_ptr<Connection> weak = shared_from_this();
+        loop_->post([weak] {
+            auto c = weak.lock();
+            if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->input_.empty() && c->on_data_) {
+                CallbackScope scope(*c);
+                c->on_data_(*c, c->input_);
+            }
+        });
+    }
+}
+
+// Handlers often capture the connection itself; dropping them when it ends
+// breaks that cycle.  Never while one of them is running: its closure would
+// be destroyed under it.
+void Connection::release_handlers()
+{
+    if (callback_depth_ > 0) {
+        release_pending_ = true;
+        return;
+    }
+    on_data_ = nullptr;
+    on_drain_ = nullptr;
+    release_pending_ = false;
+}
+
+Connection::CallbackScope::CallbackScope(Connection &c) : conn(c) { ++conn.callback_depth_; }
+
+Connection::CallbackScope::~CallbackScope()
+{
+    if (--conn.callback_depth_ == 0 && conn.release_pending_) conn.release_handlers();
+}
+
+void Connection::finish(int error, std::string reason, bool by_peer, bool defer_callback)
+{
+    if (finished_) return;
+    finished_ = true;
+    if (conn_) {
+        transport_->ops().close(conn_);
+        conn_ = nullptr;
+    }
+    if (linger_timer_) linger_timer_->stop();
+    release_handlers();
+    CloseHandler close_cb = std::move(on_close_);
+    auto finished_cb = std::move(on_finished_);
+    std::shared_ptr<Connection> self = std::move(self_); // keeps *this alive to the end
+    CloseInfo info{error, std::move(reason), by_peer};
+    if (error < 0) TW_DEBUG("conn", "connection %llu ended: %s", static_cast<unsigned long long>(id_), info.reason.c_str());
+    if (finished_cb) finished_cb(*this);
+    if (!close_cb) return;
+    if (defer_callback && self) {
+        // Never run on_close inside the caller's own close()/abort()/write().
+        if (loop_->post([self, close_cb, info] { close_cb(*self, info); })) return;
+    }
+    close_cb(*this, info);
+}
+
+std::string Connection::peer_address() const
+{
+    if (!conn_) return {};
+    struct sockaddr_storage ss;
+    uint32_t len = sizeof ss;
+    if (transport_->ops().peer_addr(conn_, reinterpret_cast<struct sockaddr *>(&ss), &len) < 0) return {};
+    return sockaddr_text(reinterpret_cast<struct sockaddr *>(&ss));
+}
+
+std::string Connection::local_address() const
+{
+    if (!conn_) return {};
+    struct sockaddr_storage ss;
+    uint32_t len = sizeof ss;
+    if (transport_->ops().local_addr(conn_, reinterpret_cast<struct sockaddr *>(&ss), &len) < 0) return {};
+    return sockaddr_text(reinterpret_cast<struct sockaddr *>(&ss));
+}
+
+tw_conn_stats Connection::stats() const
+{
+    tw_conn_stats s{};
+    s.size = sizeof s;
+    if (conn_) transport_->ops().get_stats(conn_, &s);
+    return s;
+}
+
+} // namespace twinwire

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// The host-side definitions of the handles plugins see as opaque
+// (tw_loop, tw_watch, tw_timer), and the host services table.
+#pragma once
+
+#include <twinwire/host.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+struct event;
+
+namespace twinwire {
+class Config;
+class Loop;
+} // namespace twinwire
+
+struct tw_loop {
+    twinwire::Loop *loop;
+};
+
+struct tw_watch {
+    struct event *ev;
+    twinwire::Loop *loop;
+    int fd;
+    uint32_t events;
+    tw_watch_cb cb;
+    void *arg;
+};
+
+struct tw_timer {
+    struct event *ev;
+    twinwire::Loop *loop;
+    uint64_t period_ns;
+    tw_timer_cb cb;
+    void *arg;
+};
+
+namespace twinwire {
+
+/// The tw_host table given to one transport, with what it needs behind it:
+/// the transport's name (the log source and config prefix), the config, and
+/// the keys the transport looked up (the rest under its prefix are unknown).
+struct HostServices {
+    tw_host table;
+    std::string name;
+    const Config *config;
+    std::mutex mutex;
+    std::vector<std::string> looked_up;
+
+    HostServices(std::string transport_name, const Config &cfg);
+    std::vector<std::string> keys_looked_up();
+};
+
+} // namespace twinwire

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#include <twinwire/config.hpp>
+#include <twinwire/log.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <system_error>
+#include <unistd.h>
+
+namespace twinwire {
+
+LogLevel parse_log_level(const std::string &text)
+{
+    if (text == "error") return LogLevel::Error;
+    if (text == "warn" || text == "warning") return LogLevel::Warn;
+    if (text == "info") return LogLevel::Info;
+    if (text == "debug") return LogLevel::Debug;
+    if (text == "trace") return LogLevel::Trace;
+    throw ConfigError("unknown log level '" + text + "' (expected error, warn, info, debug or trace)");
+}
+
+const char *to_string(LogLevel level)
+{
+    switch (level) {
+    case LogLevel::Error: return "ERROR";
+    case LogLevel::Warn: return "WARN";
+    case LogLevel::Info: return "INFO";
+    case LogLevel::Debug: return "DEBUG";
+    case LogLevel::Trace: return "TRACE";
+    }
+    return "?";
+}
+
+namespace log {
+namespace {
+
+std::atomic<int> g_level{static_cast<int>(LogLevel::Info)};
+std::mutex g_mutex; // guards g_file, g_path, g_sink
+FILE *g_file = nullptr; // nullptr = stderr
+std::string g_path;
+Sink g_sink = nullptr;
+void *g_sink_arg = nullptr;
+
+FILE *open_log(const std::string &path)
+{
+    FILE *f = std::fopen(path.c_str(), "ae");
+    if (!f) throw std::system_error(errno, std::generic_category(), "cannot open log file " + path);
+    std::setvbuf(f, nullptr, _IOLBF, 0);
+    return f;
+}
+
+size_t format_time(char *out, size_t len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    n += static_cast<size_t>(snprintf(out + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000));
+    return n;
+}
+
+} // namespace
+
+void set_level(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+LogLevel level() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
+bool enabled(LogLevel level) { return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed); }
+
+void set_file(const std::string &path)
+{
+    FILE *f = path.empty() ? nullptr : open_log(path);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_file) std::fclose(g_file);
+    g_file = f;
+    g_path = path;
+}
+
+bool reopen()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_path.empty()) return true;
+    FILE *f = std::fopen(g_path.c_str(), "ae");
+    if (!f) return false;
+    std::setvbuf(f, nullptr, _IOLBF, 0);
+    if (g_file) std::fclose(g_file);
+    g_file = f;
+    return true;
+}
+
+void set_sink(Sink sink, void *arg)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_sink = sink;
+    g_sink_arg = arg;
+}
+
+void vwrite(LogLevel lvl, const char *source, const char *fmt, va_list ap)
+{
+    if (!enabled(lvl)) return;
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    char line[2300];
+    char when[40];
+    format_time(when, sizeof when);
+    snprintf(line, sizeof line, "%s twinwire[%d] %s [%s] %s\n", when, static_cast<int>(getpid()), to_string(lvl),
+             source ? source : "-", msg);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::fputs(line, g_file ? g_file : stderr);
+    if (g_sink) g_sink(lvl, source ? source : "-", msg, g_sink_arg);
+}
+
+void write(LogLevel lvl, const char *source, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vwrite(lvl, source, fmt, ap);
+    va_end(ap);
+}
+
+} // namespace log
+} // namespace twinwire

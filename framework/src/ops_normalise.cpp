@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// Check a plugin's vtable and fill its optional members with stubs, so call
+// sites never test for NULL (the rdma-core dummy_ops idea).
+#include <twinwire/transport.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace twinwire {
+namespace {
+
+int stub_probe(const tw_host *, char *, size_t) { return -EOPNOTSUPP; }
+int stub_describe(tw_transport *, char *, size_t) { return -EOPNOTSUPP; }
+int stub_has_pending(tw_transport_loop *) { return 0; }
+int stub_process_pending(tw_transport_loop *) { return 0; }
+int stub_listener_addr(tw_listener *, struct sockaddr *, uint32_t *) { return -EOPNOTSUPP; }
+int stub_shutdown(tw_conn *, int) { return -EOPNOTSUPP; }
+int stub_addr(tw_conn *, struct sockaddr *, uint32_t *) { return -EOPNOTSUPP; }
+int stub_get_stats(tw_conn *, tw_conn_stats *) { return -EOPNOTSUPP; }
+const char *stub_strerror(int) { return nullptr; }
+int stub_send_buf_get(tw_conn *, size_t, tw_buf *) { return -EOPNOTSUPP; }
+int stub_send_buf_submit(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
+int stub_recv_buf_borrow(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
+int stub_recv_buf_return(tw_conn *, tw_buf *, size_t) { return -EOPNOTSUPP; }
+int stub_ctrl(tw_transport *, tw_conn *, int, void *) { return -EOPNOTSUPP; }
+
+template <class F> void fill(F &member, F stub)
+{
+    if (!member) member = stub;
+}
+
+} // namespace
+
+std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
+{
+    if (!ops) return "the plugin has no operations table";
+    const size_t header = offsetof(tw_transport_ops, init);
+    if (ops->size < header)
+        return "operations table is " + std::to_string(ops->size) + " bytes, smaller than its " +
+               std::to_string(header) + "-byte header";
+    if (ops->version == 0) return "operations table has version 0";
+    // Members past the plugin's size do not exist for it: they stay NULL here.
+    std::memset(out, 0, sizeof *out);
+    std::memcpy(out, ops, ops->size < sizeof *out ? ops->size : sizeof *out);
+    out->size = sizeof *out;
+    if (!out->name || !*out->name) return "operations table has no name";
+
+    struct Required {
+        const void *fn;
+        const char *name;
+    };
+    const Required required[] = {
+        {reinterpret_cast<const void *>(out->init), "init"},
+        {reinterpret_cast<const void *>(out->fini), "fini"},
+        {reinterpret_cast<const void *>(out->loop_attach), "loop_attach"},
+        {reinterpret_cast<const void *>(out->loop_detach), "loop_detach"},
+        {reinterpret_cast<const void *>(out->listen), "listen"},
+        {reinterpret_cast<const void *>(out->accept), "accept"},
+        {reinterpret_cast<const void *>(out->listener_close), "listener_close"},
+        {reinterpret_cast<const void *>(out->connect), "connect"},
+        {reinterpret_cast<const void *>(out->set_callback), "set_callback"},
+        {reinterpret_cast<const void *>(out->set_events), "set_events"},
+        {reinterpret_cast<const void *>(out->read), "read"},
+        {reinterpret_cast<const void *>(out->readv), "readv"},
+        {reinterpret_cast<const void *>(out->write), "write"},
+        {reinterpret_cast<const void *>(out->writev), "writev"},
+        {reinterpret_cast<const void *>(out->close), "close"},
+        {reinterpret_cast<const void *>(out->get_error), "get_error"},
+        {reinterpret_cast<const void *>(out->last_error), "last_error"},
+    };
+    for (const Required &r : required)
+        if (!r.fn) return std::string("missing required operation '") + r.name + "'";
+
+    fill(out->probe, stub_probe);
+    fill(out->describe, stub_describe);
+    fill(out->has_pending_data, stub_has_pending);
+    fill(out->process_pending_data, stub_process_pending);
+    fill(out->listener_addr, stub_listener_addr);
+    fill(out->shutdown, stub_shutdown);
+    fill(out->local_addr, stub_addr);
+    fill(out->peer_addr, stub_addr);
+    fill(out->get_stats, stub_get_stats);
+    fill(out->strerror, stub_strerror);
+    fill(out->send_buf_get, stub_send_buf_get);
+    fill(out->send_buf_submit, stub_send_buf_submit);
+    fill(out->recv_buf_borrow, stub_recv_buf_borrow);
+    fill(out->recv_buf_return, stub_recv_buf_return);
+    fill(out->ctrl, stub_ctrl);
+    return {};
+}
+
+} // namespace twinwire

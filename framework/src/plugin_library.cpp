@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// dlopen a plugin file and check it against the ABI before anything runs.
+#include "plugin_search.hpp"
+
+#include <twinwire/log.hpp>
+#include <twinwire/transport.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+namespace twinwire {
+namespace {
+
+std::string dl_error()
+{
+    const char *e = dlerror();
+    return e ? e : "unknown dlopen error";
+}
+
+// A plugin built for another ABI major exports another entry symbol; say which.
+std::string other_abi_hint(void *dl)
+{
+    for (unsigned major = 0; major < 16; ++major) {
+        if (major == TW_ABI_MAJOR) continue;
+        std::string sym = "twinwire_plugin_entry_v" + std::to_string(major);
+        if (dlsym(dl, sym.c_str()))
+            return "it exports " + sym + ": built for ABI " + std::to_string(major) + ", this program speaks ABI " +
+                   std::to_string(TW_ABI_MAJOR);
+    }
+    return "it does not export " TW_PLUGIN_ENTRY_SYMBOL ": not a twinwire plugin";
+}
+
+} // namespace
+
+std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report)
+{
+    auto fail = [&](const std::string &why) -> std::unique_ptr<PluginLibrary> {
+        report->attempts.push_back({path, why});
+        report->reason = path + ": " + why;
+        return nullptr;
+    };
+    if (path.empty() || path[0] != '/') return fail("not an absolute path (plugins never load from the working directory)");
+
+    dlerror();
+    // RTLD_NOW: a missing symbol or library fails here, not mid-connection.
+    // RTLD_NODELETE: rdma-core keeps process-wide state (fork handlers, device
+    // lists) that must not vanish under it when the host lets the plugin go.
+    void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!dl) return fail("dlopen failed: " + dl_error());
+
+    std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
+    lib->dl_ = dl;
+    lib->path_ = path;
+    auto entry = reinterpret_cast<tw_plugin_entry_fn>(dlsym(dl, TW_PLUGIN_ENTRY_SYMBOL));
+    if (!entry) return fail(other_abi_hint(dl));
+
+    const tw_plugin_info *info = entry(TW_ABI_MAJOR, TW_ABI_MINOR);
+    if (!info)
+        return fail("its entry point refused this program's ABI " + std::to_string(TW_ABI_MAJOR) + "." +
+                    std::to_string(TW_ABI_MINOR));
+    if (info->size < offsetof(tw_plugin_info, ops) + sizeof(info->ops))
+        return fail("plugin info is " + std::to_string(info->size) + " bytes, too small");
+    if (info->abi_major != TW_ABI_MAJOR)
+        return fail("built for ABI " + std::to_string(info->abi_major) + "." + std::to_string(info->abi_minor) +
+                    ", this program speaks ABI " + std::to_string(TW_ABI_MAJOR) + "." + std::to_string(TW_ABI_MINOR));
+    std::string why = normalise_ops(info->ops, &lib->ops_);
+    if (!why.empty()) return fail(why);
+    lib->info_ = info;
+
+    report->attempts.push_back({path, "loaded"});
+    report->loaded = true;
+    report->path = path;
+    report->reason.clear();
+    report->abi_major = info->abi_major;
+    report->abi_minor = info->abi_minor;
+    report->plugin_version = info->plugin_version ? info->plugin_version : "";
+    return lib;
+}
+
+std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, const Config &config,
+                                                   PluginLoadReport *report)
+{
+    std::vector<PluginCandidate> candidates = plugin_candidates(name, config.plugin_path(), &report->search_dirs);
+    for (const PluginCandidate &c : candidates) {
+        struct stat st;
+        if (stat(c.path.c_str(), &st) != 0) {
+            report->attempts.push_back({c.path, std::string("not found (") + std::strerror(errno) + ")"});
+            continue;
+        }
+        // The first file that exists decides: a broken plugin is reported,
+        // not silently replaced by another copy further down the path.
+        return open_file(c.path, report);
+    }
+    std::string tried;
+    for (const auto &a : report->attempts) tried += (tried.empty() ? "" : ", ") + a.path;
+    report->reason = plugin_file_name(name) + " not found (looked for " + tried + ")";
+    return nullptr;
+}
+
+PluginLibrary::~PluginLibrary()
+{
+    if (dl_) dlclose(dl_);
+}
+
+} // namespace twinwire

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// Runtime lifecycle: start, run, stop, signals.
+#include "connection_access.hpp"
+#include "runtime_impl.hpp"
+
+#include <twinwire/log.hpp>
+
+#include <event2/event.h>
+
+#include <csignal>
+#include <cstring>
+#include <future>
+
+namespace twinwire {
+
+Runtime::Runtime(Config config) : config_(std::move(config)), impl_(std::make_unique<Impl>(this)) {}
+
+Runtime::~Runtime()
+{
+    if (!impl_->started || impl_->torn_down) return;
+    // start() without run(), or run() never reached its end: stop everything now.
+    impl_->stopping = true;
+    for (auto &l : loops_) l->stop();
+    for (auto &w : impl_->workers)
+        if (w.joinable()) w.join();
+    impl_->close_listeners();
+    impl_->teardown_loop(0);
+}
+
+const std::string &Runtime::transport_name() const { return selection_.chosen; }
+const std::string &Runtime::transport_reason() const { return selection_.reason; }
+
+Transport *Runtime::transport(const std::string &name) const
+{
+    if (name == "tcp") return selection_.tcp.get();
+    if (name == "rdma") return selection_.rdma.get();
+    return nullptr;
+}
+
+void Runtime::start()
+{
+    if (impl_->started) throw StartupError("Runtime::start() called twice");
+    log::set_level(parse_log_level(config_.log_level()));
+    if (!config_.log_file().empty()) log::set_file(config_.log_file());
+    try {
+        selection_ = select_transports(config_);
+    } catch (const ConfigError &) {
+        throw;
+    } catch (const std::exception &e) {
+        throw StartupError(e.what());
+    }
+    const unsigned n = config_.threads();
+    for (unsigned i = 0; i < n; ++i) {
+        loops_.push_back(std::make_unique<Loop>(i));
+        impl_->states.push_back(std::make_unique<LoopState>());
+    }
+    loops_[0]->bind_to_current_thread();
+    auto attach_all = [this](Loop &loop) {
+        selection_.tcp->attach(loop);
+        if (selection_.rdma) selection_.rdma->attach(loop);
+    };
+    attach_all(*loops_[0]);
+    impl_->started = true;
+
+    std::vector<std::future<void>> ready;
+    for (unsigned i = 1; i < n; ++i) {
+        auto promise = std::make_shared<std::promise<void>>();
+        ready.push_back(promise->get_future());
+        impl_->workers.emplace_back([this, i, promise, attach_all] {
+            Loop &loop = *loops_[i];
+            loop.bind_to_current_thread();
+            try {
+                attach_all(loop);
+            } catch (...) {
+                promise->set_exception(std::current_exception());
+                impl_->teardown_loop(i);
+                return;
+            }
+            promise->set_value();
+            loop.run();
+            impl_->teardown_loop(i);
+        });
+    }
+    for (auto &f : ready) {
+        try {
+            f.get();
+        } catch (const std::exception &e) {
+            impl_->stopping = true;
+            for (auto &l : loops_) l->stop();
+            for (auto &w : impl_->workers) w.join();
+            impl_->workers.clear();
+            impl_->teardown_loop(0);
+            throw StartupError(e.what());
+        }
+    }
+    TW_DEBUG("runtime", "started %u loop(s), transport %s", n, selection_.chosen.c_str());
+}
+
+void Runtime::run()
+{
+    if (!impl_->started) throw StartupError("Runtime::run() before start()");
+    loops_[0]->run();
+    for (auto &w : impl_->workers)
+        if (w.joinable()) w.join();
+    impl_->close_listeners();
+    impl_->teardown_loop(0);
+}
+
+void Runtime::stop(bool drain)
+{
+    if (!impl_->started || impl_->stopping.exchange(true)) return;
+    Loop &main = *loops_[0];
+    if (main.in_loop_thread()) impl_->begin_stop(drain);
+    else if (!main.post([this, drain] { impl_->begin_stop(drain); })) main.stop();
+}
+
+void Runtime::Impl::begin_stop(bool drain)
+{
+    TW_INFO("runtime", "stopping%s", drain ? ": letting connections flush" : "");
+    close_listeners();
+    for (size_t i = 0; i < rt->loops_.size(); ++i) {
+        if (i == 0) close_connections(0, drain);
+        else rt->loops_[i]->post([this, i, drain] { close_connections(i, drain); });
+    }
+    uint64_t grace = drain ? uint64_t(rt->config_.shutdown_timeout_ms()) * 1000000ull : 0;
+    stop_deadline_ns = monotonic_ns() + grace;
+    stop_timer = std::make_unique<Timer>(*rt->loops_[0], [this] {
+        bool late = monotonic_ns() >= stop_deadline_ns;
+        if (rt->connection_count() != 0 && !late) return;
+        if (late && rt->connection_count() != 0)
+            TW_WARN("runtime", "%zu connection(s) still open after shutdown_timeout_ms: closing them",
+                    rt->connection_count());
+        stop_timer->stop();
+        for (auto &l : rt->loops_) l->stop();
+    });
+    stop_timer->start(std::chrono::milliseconds(0), std::chrono::milliseconds(10));
+}
+
+void Runtime::Impl::close_connections(size_t index, bool drain)
+{
+    std::vector<ConnectionPtr> open;
+    for (auto &entry : states[index]->conns)
+        if (auto c = entry.second.lock()) open.push_back(c);
+    for (auto &c : open) drain ? c->close() : c->abort();
+}
+
+void Runtime::Impl::teardown_loop(size_t index)
+{
+    if (index == 0) torn_down = true;
+    Loop &loop = *rt->loops_[index];
+    if (index == 0) {
+        stop_timer.reset();
+        for (auto *ev : signal_events) event_free(ev);
+        signal_events.clear();
+    }
+    loop.shutdown(); // runs what is still queued (accepted connections, plugin tasks), then refuses more
+    close_connections(index, false);
+    if (rt->selection_.rdma) rt->selection_.rdma->detach(loop);
+    if (rt->selection_.tcp) rt->selection_.tcp->detach(loop);
+}
+
+size_t Runtime::connection_count() const
+{
+    size_t n = 0;
+    for (const auto &s : impl_->states) n += s->count.load(std::memory_order_relaxed);
+    return n;
+}
+
+Loop &Runtime::Impl::next_loop(std::atomic<unsigned> &turn)
+{
+    unsigned i = turn.fetch_add(1, std::memory_order_relaxed);
+    return *rt->loops_[i % rt->loops_.size()];
+}
+
+void Runtime::Impl::track(Loop &loop, const ConnectionPtr &c)
+{
+    LoopState &state = *states[loop.index()];
+    state.conns.emplace(c->id(), c);
+    state.count.fetch_add(1, std::memory_order_relaxed);
+    ConnectionAccess::set_on_finished(*c, [&state](Connection &done) {
+        state.conns.erase(done.id());
+        state.count.fetch_sub(1, std::memory_order_relaxed);
+    });
+}
+
+namespace {
+
+void on_signal_event(evutil_socket_t, short, void *arg) { (*static_cast<std::function<void()> *>(arg))(); }
+
+} // namespace
+
+void Runtime::on_signal(int signal, std::function<void()> handler)
+{
+    if (!impl_->started) throw StartupError("Runtime::on_signal() before start()");
+    auto fn = std::make_unique<std::function<void()>>(std::move(handler));
+    struct event *ev = evsignal_new(loops_[0]->base(), signal, on_signal_event, fn.get());
+    if (!ev || event_add(ev, nullptr) != 0)
+        throw StartupError(std::string("cannot handle signal ") + strsignal(signal));
+    impl_->signal_events.push_back(ev);
+    impl_->signal_handlers.push_back(std::move(fn));
+}
+
+void Runtime::stop_on_signals(const std::vector<int> &signals)
+{
+    for (int sig : signals)
+        on_signal(sig, [this, sig] {
+            TW_INFO("runtime", "received %s", strsignal(sig));
+            stop(true);
+        });
+}
+
+} // namespace twinwire

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+// Client connections, with per-connection fallback from RDMA to TCP.
+#include "connection_access.hpp"
+#include "runtime_impl.hpp"
+#include "sockaddr_text.hpp"
+
+#include <twinwire/log.hpp>
+
+namespace twinwire {
+
+void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
+{
+    if (!impl_->started) throw StartupError("Runtime::connect() before start()");
+    Loop &loop = options.loop >= 0 ? *loops_.at(static_cast<size_t>(options.loop) % loops_.size())
+                                   : impl_->next_loop(impl_->connect_round_robin);
+    Impl *impl = impl_.get();
+    // Always from the loop: on_done never runs inside connect().
+    if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done, {}); }))
+        throw StartupError("Runtime::connect(): the runtime is stopping");
+}
+
+void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done,
+                                  std::string fallback_reason)
+{
+    const Config &config = rt->config_;
+    const TransportSelection &sel = rt->selection_;
+    const TransportMode mode = options.transport.value_or(config.transport());
+    const std::string target = options.address + ":" + std::to_string(options.port);
+    if (mode == TransportMode::Rdma && !sel.rdma) {
+        done(nullptr, "connect to " + target + ": transport = rdma, but RDMA is not in use: " + sel.reason);
+        return;
+    }
+    const bool rdma = fallback_reason.empty() && mode != TransportMode::Tcp && sel.rdma;
+    Transport &transport = rdma ? *sel.rdma : *sel.tcp;
+
+    // In auto mode a failed RDMA attempt is retried over TCP, once, with the reason kept.
+    auto fail = [this, &loop, options, done, rdma, mode, target, &transport](const std::string &why) {
+        if (rdma && mode == TransportMode::Auto) {
+            std::string reason = "RDMA connect to " + target + " failed: " + why;
+            TW_INFO("connect", "%s; using TCP for this connection", reason.c_str());
+            start_connect(loop, options, done, reason);
+            return;
+        }
+        done(nullptr, "connect to " + target + " over " + transport.name() + ": " + why);
+    };
+
+    struct sockaddr_storage peer, source;
+    socklen_t peer_len = 0, source_len = 0;
+    std::string err = resolve_address(options.address, options.port, false, &peer, &peer_len);
+    if (!err.empty()) {
+        done(nullptr, "connect: " + err);
+        return;
+    }
+    if (!options.source_address.empty()) {
+        err = resolve_address(options.source_address, 0, false, &source, &source_len);
+        if (!err.empty()) {
+            done(nullptr, "connect: source address: " + err);
+            return;
+        }
+    }
+    tw_connect_params p{};
+    p.size = sizeof p;
+    p.timeout_ms = options.timeout_ms ? options.timeout_ms : config.connect_timeout_ms();
+    p.addr = reinterpret_cast<const struct sockaddr *>(&peer);
+    p.addrlen = peer_len;
+    if (source_len) {
+        p.source = reinterpret_cast<const struct sockaddr *>(&source);
+        p.sourcelen = source_len;
+    }
+    tw_conn *conn = nullptr;
+    int rc = transport.ops().connect(transport.tloop(loop), &p, &conn);
+    if (rc < 0) {
+        fail("connect: " + transport.error_text(rc));
+        return;
+    }
+    uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
+    auto c = ConnectionAccess::create(loop, transport, conn, id, config,
+                                      [fail, done, fallback_reason](const ConnectionPtr &c, int err,
+                                                                    const std::string &why) {
+                                          if (err) {
+                                              fail(why);
+                                              return;
+                                          }
+                                          ConnectionAccess::set_fallback_reason(*c, fallback_reason);
+                                          done(c, {});
+                                      });
+    if (!c) {
+        fail("set_callback failed");
+        return;
+    }
+    track(loop, c);
+}
+
+} // namespace twinwire

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// An initialised transport and its per-loop state.
+#include "host_objects.hpp"
+
+#include <twinwire/log.hpp>
+#include <twinwire/loop.hpp>
+#include <twinwire/transport.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace twinwire {
+namespace {
+
+std::mutex g_loops_mutex; // guards Transport::loops_ (workers attach concurrently)
+
+// Run the transport's init; on refusal *why gets its reason and the code's text.
+bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transport **handle, std::string *why)
+{
+    char reason[512] = "";
+    int rc = ops.init(&host.table, handle, reason, sizeof reason);
+    if (rc >= 0 && *handle) return true;
+    *handle = nullptr;
+    const char *text = ops.strerror(rc);
+    std::string code = text ? text : (-rc >= TW_EBASE ? tw_strerror(rc) : std::strerror(-rc));
+    *why = std::string(reason[0] ? reason : "init failed") + " (" + code + ")";
+    return false;
+}
+
+} // namespace
+
+std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
+{
+    PluginLoadReport report;
+    const tw_plugin_info *info = tw_socket_backend_entry(TW_ABI_MAJOR, TW_ABI_MINOR);
+    std::unique_ptr<Transport> t(new Transport());
+    std::string why = info ? normalise_ops(info->ops, &t->ops_) : "the built-in TCP backend refused the ABI";
+    if (!why.empty()) throw std::runtime_error("built-in TCP backend: " + why);
+    t->name_ = t->ops_.name;
+    t->host_ = std::make_unique<HostServices>(t->name_, config);
+    if (!init_transport(t->ops_, *t->host_, &t->handle_, &why)) throw std::runtime_error("built-in TCP backend: " + why);
+    return t;
+}
+
+std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
+                                                  std::string *why)
+{
+    std::unique_ptr<Transport> t(new Transport());
+    t->ops_ = library->ops();
+    t->name_ = t->ops_.name;
+    t->host_ = std::make_unique<HostServices>(t->name_, config);
+    if (!init_transport(t->ops_, *t->host_, &t->handle_, why)) return nullptr;
+    t->library_ = std::move(library);
+    // Keys under the plugin's prefix that it never read are typos or keys of
+    // another version: an error, like any unknown key.
+    std::vector<std::string> unknown = config.unknown_keys_under(t->name_ + ".", t->host_->keys_looked_up());
+    if (!unknown.empty()) {
+        std::string list;
+        for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;
+        throw ConfigError("unknown key(s) for the " + t->name_ + " transport: " + list);
+    }
+    return t;
+}
+
+Transport::~Transport()
+{
+    if (!loops_.empty())
+        TW_WARN(name_.c_str(), "transport finalised with %zu loop(s) still attached", loops_.size());
+    if (handle_) ops_.fini(handle_);
+}
+
+tw_transport_loop *Transport::attach(Loop &loop)
+{
+    if (tw_transport_loop *tl = tloop(loop)) return tl;
+    tw_transport_loop *tl = nullptr;
+    int rc = ops_.loop_attach(handle_, loop.handle(), &tl);
+    if (rc < 0 || !tl)
+        throw std::runtime_error(name_ + ": loop_attach on loop " + std::to_string(loop.index()) +
+                                 " failed: " + error_text(rc));
+    {
+        std::lock_guard<std::mutex> lock(g_loops_mutex);
+        loops_.emplace_back(&loop, tl);
+    }
+    loop.add_pending_source(&ops_, tl);
+    return tl;
+}
+
+tw_transport_loop *Transport::tloop(const Loop &loop) const
+{
+    std::lock_guard<std::mutex> lock(g_loops_mutex);
+    for (const auto &p : loops_)
+        if (p.first == &loop) return p.second;
+    return nullptr;
+}
+
+void Transport::detach(Loop &loop)
+{
+    tw_transport_loop *tl = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(g_loops_mutex);
+        auto it = std::find_if(loops_.begin(), loops_.end(), [&](const auto &p) { return p.first == &loop; });
+        if (it == loops_.end()) return;
+        tl = it->second;
+        loops_.erase(it);
+    }
+    loop.remove_pending_source(tl);
+    ops_.loop_detach(tl);
+}
+
+std::string Transport::error_text(int err) const
+{
+    if (err == 0) return "success";
+    if (const char *text = ops_.strerror(err)) return text;
+    int e = err < 0 ? -err : err;
+    if (e >= TW_EBASE) return tw_strerror(e);
+    return std::strerror(e);
+}
+
+std::string Transport::describe() const
+{
+    char buf[8192];
+    int n = ops_.describe(handle_, buf, sizeof buf);
+    if (n < 0) return {};
+    return std::string(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+}
+
+} // namespace twinwire

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+// Passive endpoints: bind + listen on the listener's loop, accept4 on its
+// thread, and hand the new connection to the target loop untouched (the fd
+// watch is registered there, in set_callback).
+#include "tcp_internal.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <new>
+
+namespace twinwire::tcp {
+namespace {
+
+int check_params(const tw_listen_params *p)
+{
+    if (!p || !TW_HAS_MEMBER(p, tw_listen_params, arg)) return -EINVAL;
+    if (!p->addr || !p->on_incoming || (p->flags & ~uint32_t(TW_LISTEN_V6ONLY))) return -EINVAL;
+    uint32_t need = sockaddr_len_for(p->addr);
+    if (!need) return -EAFNOSUPPORT;
+    return p->addrlen < need ? -EINVAL : 0;
+}
+
+/// Create, configure, bind and listen.  Returns the fd, or -errno and the
+/// step that failed in *step.
+int open_listen_socket(const tw_listen_params *p, const char **step)
+{
+    *step = "socket";
+    int fd = socket(p->addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int one = 1;
+    int v6only = (p->flags & TW_LISTEN_V6ONLY) ? 1 : 0;
+    const char *failed = nullptr;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+        failed = "setsockopt(SO_REUSEADDR)";
+    // Explicit, so the system default (net.ipv6.bindv6only) does not decide.
+    else if (p->addr->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only) < 0)
+        failed = "setsockopt(IPV6_V6ONLY)";
+    else if (bind(fd, p->addr, p->addrlen) < 0)
+        failed = "bind";
+    else if (listen(fd, p->backlog > 0 ? p->backlog : kDefaultBacklog) < 0)
+        failed = "listen";
+    if (!failed) return fd;
+    *step = failed;
+    int err = -errno;
+    ::close(fd);
+    return err;
+}
+
+void on_listener_ready(tw_watch *, int, uint32_t, void *arg)
+{
+    auto *l = static_cast<tw_listener *>(arg);
+    // The host may close the listener in here: nothing touches it after.
+    l->on_incoming(l, l->arg);
+}
+
+} // namespace
+
+int listener_open(tw_transport_loop *tloop, const tw_listen_params *p, tw_listener **out)
+{
+    if (!tloop || !out) return -EINVAL;
+    if (int rc = check_params(p); rc < 0) return rc;
+    const tw_host *host = tloop->transport->host;
+    const char *step = "";
+    int fd = open_listen_socket(p, &step);
+    if (fd < 0) {
+        char addr[64], text[320];
+        sockaddr_text(p->addr, addr, sizeof addr);
+        format_error(text, sizeof text, step, addr, fd);
+        host->log(host, TW_LOG_DEBUG, "tcp: %s", text);
+        return fd;
+    }
+    auto *l = new (std::nothrow) tw_listener;
+    if (!l) {
+        ::close(fd);
+        return -ENOMEM;
+    }
+    l->tloop = tloop;
+    l->fd = fd;
+    l->on_incoming = p->on_incoming;
+    l->arg = p->arg;
+    if (int rc = host->watch_add(tloop->loop, fd, TW_WATCH_READ, on_listener_ready, l, &l->watch); rc < 0) {
+        ::close(fd);
+        delete l;
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
+{
+    if (!target || !out) return -EINVAL;
+    int fd;
+    for (;;) {
+        fd = accept4(l->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) break;
+        // A peer that gave up before we got to it: try the next one.
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return -EAGAIN;
+        return -errno;
+    }
+    tw_transport *t = target->transport;
+    if (t->settings.nodelay) set_nodelay(fd, true);
+    tw_conn *c = conn_new(target, fd, ConnState::Announcing);
+    if (!c) {
+        ::close(fd);
+        return -ENOMEM;
+    }
+    struct sockaddr_storage peer;
+    uint32_t len = sizeof peer;
+    char addr[64] = "?";
+    if (socket_name(fd, true, reinterpret_cast<sockaddr *>(&peer), &len) == 0)
+        sockaddr_text(reinterpret_cast<sockaddr *>(&peer), addr, sizeof addr);
+    snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
+    // Reported from the target loop once the host has set the callback.
+    c->pending = TW_EV_CONNECTED;
+    t->accepted++;
+    *out = c;
+    return 0;
+}
+
+int listener_addr(tw_listener *l, struct sockaddr *addr, uint32_t *addrlen)
+{
+    return socket_name(l->fd, false, addr, addrlen);
+}
+
+void listener_close(tw_listener *l)
+{
+    l->tloop->transport->host->watch_del(l->watch);
+    ::close(l->fd);
+    delete l;
+}
+
+} // namespace twinwire::tcp
