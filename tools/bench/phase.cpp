@@ -13,6 +13,7 @@ void Worker::finish(const std::string &why)
     error = why;
     on_finish();
     if (conn_) {
+        stats = conn_->stats();
         conn_->on_close(nullptr);
         conn_->close();
         conn_.reset();
@@ -81,6 +82,28 @@ void Phase::worker_done()
         auto done = std::move(self->on_done_);
         if (done) done();
     });
+}
+
+tw_conn_stats summed_stats(const Phase &phase)
+{
+    tw_conn_stats sum{};
+    for (const auto &w : phase.workers()) {
+        const tw_conn_stats &s = w->stats;
+        sum.bytes_sent += s.bytes_sent;
+        sum.bytes_received += s.bytes_received;
+        sum.messages_sent += s.messages_sent;
+        sum.messages_received += s.messages_received;
+        sum.write_would_block += s.write_would_block;
+        sum.credit_stalls += s.credit_stalls;
+        sum.rnr_retries += s.rnr_retries;
+        sum.cq_events += s.cq_events;
+        sum.pool_exhausted += s.pool_exhausted;
+        sum.zero_copy_sends += s.zero_copy_sends;
+        sum.zero_copy_recvs += s.zero_copy_recvs;
+        sum.control_sent += s.control_sent;
+        sum.control_received += s.control_received;
+    }
+    return sum;
 }
 
 double measured_seconds(const Phase &phase)

@@ -42,6 +42,7 @@ public:
     std::string transport;       ///< the connection's transport
     std::string fallback_reason; ///< why a wanted RDMA connection runs over TCP
     std::string error;           ///< "" when it succeeded
+    tw_conn_stats stats{};       ///< the transport's counters when it finished
     uint64_t start_ns = 0;       ///< first measured operation began
     uint64_t end_ns = 0;         ///< last measured operation ended
 
@@ -85,6 +86,9 @@ private:
     std::atomic<unsigned> remaining_;
     std::function<void()> on_done_;
 };
+
+/// The client side's transport counters, summed over the phase's connections.
+tw_conn_stats summed_stats(const Phase &phase);
 
 /// Seconds from the first measured operation to the last one, over every
 /// worker that measured something (0 when none did).

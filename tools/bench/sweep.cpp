@@ -41,6 +41,7 @@ Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
         r.connections = o.connections;
         for (const auto &w : phase.workers()) r.round_trip_ns.merge(static_cast<const LatencyWorker &>(*w).histogram);
         r.seconds = measured_seconds(phase);
+        r.stats = summed_stats(phase);
         r.errors = errors_of(phase);
         report.latency.push_back(std::move(r));
     };
@@ -67,6 +68,7 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
             r.messages += t.acknowledged / size;
         }
         r.seconds = measured_seconds(phase);
+        r.stats = summed_stats(phase);
         r.errors = errors_of(phase);
         report.throughput.push_back(std::move(r));
     };

@@ -14,6 +14,20 @@ void list_errors(std::string &out, const std::string &what, const std::vector<st
     for (const std::string &e : errors) out += "  error (" + what + "): " + e + "\n";
 }
 
+// The counters that explain a figure: how often the sender waited, how many
+// completion events and control messages it took.
+void json_stats(JsonWriter &j, const tw_conn_stats &s)
+{
+    j.key("transport_stats").begin_object();
+    j.key("bytes_sent").value(s.bytes_sent).key("bytes_received").value(s.bytes_received);
+    j.key("messages_sent").value(s.messages_sent).key("messages_received").value(s.messages_received);
+    j.key("write_would_block").value(s.write_would_block).key("credit_stalls").value(s.credit_stalls);
+    j.key("rnr_retries").value(s.rnr_retries).key("cq_events").value(s.cq_events);
+    j.key("pool_exhausted").value(s.pool_exhausted);
+    j.key("control_sent").value(s.control_sent).key("control_received").value(s.control_received);
+    j.end_object();
+}
+
 void json_errors(JsonWriter &j, const std::vector<std::string> &errors)
 {
     j.key("errors").begin_array();
@@ -89,6 +103,7 @@ std::string sweep_json(const SweepReport &r)
         j.key("mean_us").value(h.mean() / 1000.0).key("p50_us").value(us(h.percentile(0.5)));
         j.key("p99_us").value(us(h.percentile(0.99))).key("p999_us").value(us(h.percentile(0.999)));
         j.key("min_us").value(us(h.min())).key("max_us").value(us(h.max()));
+        json_stats(j, l.stats);
         json_errors(j, l.errors);
         j.end_object();
     }
@@ -98,6 +113,7 @@ std::string sweep_json(const SweepReport &r)
         j.begin_object().key("size").value(uint64_t(t.size)).key("connections").value(t.connections);
         j.key("bytes").value(t.bytes).key("messages").value(t.messages).key("seconds").value(t.seconds);
         j.key("mb_per_s").value(t.mb_per_s()).key("messages_per_s").value(t.messages_per_s());
+        json_stats(j, t.stats);
         json_errors(j, t.errors);
         j.end_object();
     }

@@ -5,6 +5,8 @@
 
 #include "histogram.hpp"
 
+#include <twinwire/transport.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,6 +20,7 @@ struct LatencyResult {
     unsigned connections = 0;
     Histogram round_trip_ns;
     double seconds = 0; ///< measurement window, first send to last echo
+    tw_conn_stats stats{}; ///< client-side transport counters, all connections
     std::vector<std::string> errors;
 };
 
@@ -27,6 +30,7 @@ struct ThroughputResult {
     uint64_t bytes = 0;    ///< acknowledged by the sink
     uint64_t messages = 0;
     double seconds = 0;    ///< first write to last acknowledgement
+    tw_conn_stats stats{}; ///< client-side transport counters, all connections
     std::vector<std::string> errors;
 
     double mb_per_s() const { return seconds > 0 ? double(bytes) / double(1 << 20) / seconds : 0; }
