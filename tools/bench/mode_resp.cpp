@@ -27,7 +27,6 @@ Step resp_step(RespTest test, const RespOptions &o, RespReport &report)
         const auto &workers = phase.workers();
         for (size_t i = 0; i < workers.size(); ++i) {
             const auto &w = static_cast<const RespWorker &>(*workers[i]);
-            if (!w.transport.empty()) ++report.connections[{w.transport, w.fallback_reason}];
             r.replies += w.replies;
             r.error_replies += w.error_replies;
             r.latency_ns.merge(w.latency_ns);
@@ -35,6 +34,7 @@ Step resp_step(RespTest test, const RespOptions &o, RespReport &report)
             if (!w.error.empty()) r.errors.push_back("client " + std::to_string(i + 1) + ": " + w.error);
         }
         r.seconds = measured_seconds(phase);
+        count_connections(phase, report.connections);
         report.results.push_back(std::move(r));
     };
     return step;

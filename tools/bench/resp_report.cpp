@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "resp_report.hpp"
 
+#include "connection_summary.hpp"
 #include "json_writer.hpp"
 #include "text.hpp"
 
@@ -28,12 +29,7 @@ uint64_t RespReport::error_count() const
 std::string resp_table(const RespReport &r)
 {
     std::string out = "twinwire-bench resp -> " + r.target + "\n";
-    out += "transport: " + r.transport + " (" + r.transport_reason + ")\n";
-    for (const auto &entry : r.connections) {
-        out += strprintf("connections: %u over %s", entry.second, entry.first.first.c_str());
-        if (!entry.first.second.empty()) out += " (fell back: " + entry.first.second + ")";
-        out += "\n";
-    }
+    out += transport_lines(r.transport, r.transport_reason, r.connections);
     out += strprintf("clients %u, pipeline %u, data size %zu, keyspace %llu\n\n", r.clients, r.pipeline, r.data_size,
                      (unsigned long long)r.keyspace);
     out += strprintf("%-5s %11s %12s %9s %9s %9s %9s %9s %8s\n", "test", "requests", "requests/s", "mean_ms",
@@ -57,12 +53,7 @@ std::string resp_json(const RespReport &r)
     j.begin_object();
     j.key("tool").value("twinwire-bench").key("mode").value("resp").key("target").value(r.target);
     j.key("transport").value(r.transport).key("transport_reason").value(r.transport_reason);
-    j.key("connections").begin_array();
-    for (const auto &entry : r.connections) {
-        j.begin_object().key("transport").value(entry.first.first);
-        j.key("fallback_reason").value(entry.first.second).key("count").value(entry.second).end_object();
-    }
-    j.end_array();
+    json_connections(j, r.connections);
     j.key("clients").value(r.clients).key("pipeline").value(r.pipeline);
     j.key("data_size").value(uint64_t(r.data_size)).key("keyspace").value(r.keyspace);
     j.key("tests").begin_array();

@@ -2,6 +2,7 @@
 // What the RESP load mode measured, as a table or one JSON document.
 #pragma once
 
+#include "connection_summary.hpp"
 #include "histogram.hpp"
 
 #include <map>
@@ -28,7 +29,7 @@ struct RespReport {
     std::string target;
     std::string transport;
     std::string transport_reason;
-    std::map<std::pair<std::string, std::string>, unsigned> connections; ///< (transport, fallback) -> count
+    ConnectionCounts connections; ///< of every test
     unsigned clients = 0;
     unsigned pipeline = 1;
     size_t data_size = 0;

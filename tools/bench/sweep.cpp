@@ -20,12 +20,6 @@ std::vector<std::string> errors_of(const Phase &phase)
     return errors;
 }
 
-void count_connections(const Phase &phase, SweepReport &report)
-{
-    for (const auto &w : phase.workers())
-        if (!w->transport.empty()) ++report.connections[{w->transport, w->fallback_reason}];
-}
-
 Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
 {
     const uint64_t iterations = o.iterations.value_or(0);
@@ -35,7 +29,7 @@ Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
     step.unit = Progress::Unit::RoundTrips;
     step.make = [=](unsigned) { return std::make_shared<LatencyWorker>(size, iterations, duration); };
     step.collect = [size, &o, &report](const Phase &phase) {
-        count_connections(phase, report);
+        count_connections(phase, report.connections);
         LatencyResult r;
         r.size = size;
         r.connections = o.connections;
@@ -57,7 +51,7 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
     step.unit = Progress::Unit::Bytes;
     step.make = [=](unsigned) { return std::make_shared<ThroughputWorker>(size, iterations, duration); };
     step.collect = [size, &o, &report](const Phase &phase) {
-        count_connections(phase, report);
+        count_connections(phase, report.connections);
         ThroughputResult r;
         r.size = size;
         r.connections = o.connections;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sweep_report.hpp"
 
+#include "connection_summary.hpp"
 #include "json_writer.hpp"
 #include "text.hpp"
 
@@ -48,12 +49,7 @@ size_t SweepReport::error_count() const
 std::string sweep_table(const SweepReport &r)
 {
     std::string out = "twinwire-bench " + r.mode + " -> " + r.target + "\n";
-    out += "transport: " + r.transport + " (" + r.transport_reason + ")\n";
-    for (const auto &entry : r.connections) {
-        out += strprintf("connections: %u over %s", entry.second, entry.first.first.c_str());
-        if (!entry.first.second.empty()) out += " (fell back: " + entry.first.second + ")";
-        out += "\n";
-    }
+    out += transport_lines(r.transport, r.transport_reason, r.connections);
     if (!r.latency.empty()) {
         out += "\nlatency (round trip, us)\n";
         out += strprintf("%-9s %5s %11s %11s %9s %9s %9s %9s %9s %9s\n", "size", "conns", "round_trips",
@@ -88,12 +84,7 @@ std::string sweep_json(const SweepReport &r)
     j.key("tool").value("twinwire-bench").key("mode").value(r.mode).key("target").value(r.target);
     j.key("transport").value(r.transport).key("transport_reason").value(r.transport_reason);
     j.key("threads").value(r.threads);
-    j.key("connections").begin_array();
-    for (const auto &entry : r.connections) {
-        j.begin_object().key("transport").value(entry.first.first);
-        j.key("fallback_reason").value(entry.first.second).key("count").value(entry.second).end_object();
-    }
-    j.end_array();
+    json_connections(j, r.connections);
     j.key("latency").begin_array();
     for (const LatencyResult &l : r.latency) {
         const Histogram &h = l.round_trip_ns;

@@ -3,6 +3,7 @@
 // for people, one JSON document for scripts.
 #pragma once
 
+#include "connection_summary.hpp"
 #include "histogram.hpp"
 
 #include <twinwire/transport.h>
@@ -42,8 +43,7 @@ struct SweepReport {
     std::string target;           ///< "10.0.0.2:7379"
     std::string transport;        ///< Runtime::transport_name()
     std::string transport_reason; ///< Runtime::transport_reason()
-    /// (transport, fallback reason) of every connection, counted.
-    std::map<std::pair<std::string, std::string>, unsigned> connections;
+    ConnectionCounts connections; ///< of every test
     unsigned threads = 1;
     std::vector<LatencyResult> latency;
     std::vector<ThroughputResult> throughput;

@@ -25,13 +25,18 @@ Config tcp_config(unsigned threads)
     return c;
 }
 
-// A server whose connections answer every arrival with `reply(bytes)`.
-std::shared_ptr<Listener> fake_server(Runtime &rt, std::function<std::string(const std::string &)> reply)
+ListenOptions loopback_any_port()
 {
     ListenOptions at;
     at.address = "127.0.0.1";
     at.port = 0;
-    return rt.listen(at, [reply](const ConnectionPtr &c) {
+    return at;
+}
+
+// A server whose connections answer every arrival with `reply(bytes)`.
+std::shared_ptr<Listener> fake_server(Runtime &rt, std::function<std::string(const std::string &)> reply)
+{
+    return rt.listen(loopback_any_port(), [reply](const ConnectionPtr &c) {
         c->on_data([reply](Connection &conn, Buffer &in) { conn.write(reply(in.take(in.size()))); });
     });
 }
@@ -52,16 +57,29 @@ RespOptions resp_options(RespTest test, uint64_t requests)
     return o;
 }
 
+// One RESP client sending `requests` of `test` to a server that answers each arrival with `reply`.
+std::shared_ptr<RespWorker> resp_against(const std::string &reply, RespTest test, uint64_t requests)
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    auto listener = fake_server(rt, [reply](const std::string &) { return reply; });
+    RespOptions o = resp_options(test, requests);
+    auto pool = std::make_shared<RequestPool>(o.requests);
+    std::shared_ptr<RespWorker> worker;
+    run_one(rt, listener->port(), 1, [&](unsigned) {
+        worker = std::make_shared<RespWorker>(test, o, pool, 1);
+        return worker;
+    });
+    return worker;
+}
+
 } // namespace
 
 TEST_CASE("a sweep over loopback TCP measures every round trip and every acknowledged byte", "[loopback]")
 {
     Runtime rt(tcp_config(2));
     rt.start();
-    ListenOptions at;
-    at.address = "127.0.0.1";
-    at.port = 0;
-    auto listener = rt.listen(at, [](const ConnectionPtr &c) { serve_bench_connection(c); });
+    auto listener = rt.listen(loopback_any_port(), [](const ConnectionPtr &c) { serve_bench_connection(c); });
     SweepOptions o;
     o.connections = 3;
     o.iterations = 200;
@@ -128,10 +146,7 @@ TEST_CASE("the bench server closes a connection whose hello is not one", "[loopb
 {
     Runtime rt(tcp_config(1));
     rt.start();
-    ListenOptions at;
-    at.address = "127.0.0.1";
-    at.port = 0;
-    auto listener = rt.listen(at, [](const ConnectionPtr &c) { serve_bench_connection(c); });
+    auto listener = rt.listen(loopback_any_port(), [](const ConnectionPtr &c) { serve_bench_connection(c); });
     CloseInfo end;
     bool closed = false;
     rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &) {
@@ -152,16 +167,7 @@ TEST_CASE("the bench server closes a connection whose hello is not one", "[loopb
 
 TEST_CASE("a malformed RESP reply counts as an error and ends that client", "[resp][loopback]")
 {
-    Runtime rt(tcp_config(1));
-    rt.start();
-    auto listener = fake_server(rt, [](const std::string &) { return std::string("+OK\n"); });
-    RespOptions o = resp_options(RespTest::Set, 10);
-    auto pool = std::make_shared<RequestPool>(o.requests);
-    std::shared_ptr<RespWorker> worker;
-    run_one(rt, listener->port(), 1, [&](unsigned) {
-        worker = std::make_shared<RespWorker>(RespTest::Set, o, pool, 1);
-        return worker;
-    });
+    auto worker = resp_against("+OK\n", RespTest::Set, 10);
     REQUIRE(worker);
     CHECK(worker->error.find("malformed reply to SET: line feed without carriage return") == 0);
     CHECK(worker->replies == 0);
@@ -170,16 +176,7 @@ TEST_CASE("a malformed RESP reply counts as an error and ends that client", "[re
 
 TEST_CASE("well-formed replies of the wrong type count as errors, one per request", "[resp][loopback]")
 {
-    Runtime rt(tcp_config(1));
-    rt.start();
-    auto listener = fake_server(rt, [](const std::string &) { return std::string(":1\r\n"); });
-    RespOptions o = resp_options(RespTest::Get, 25);
-    auto pool = std::make_shared<RequestPool>(o.requests);
-    std::shared_ptr<RespWorker> worker;
-    run_one(rt, listener->port(), 1, [&](unsigned) {
-        worker = std::make_shared<RespWorker>(RespTest::Get, o, pool, 1);
-        return worker;
-    });
+    auto worker = resp_against(":1\r\n", RespTest::Get, 25);
     REQUIRE(worker);
     CHECK(worker->error.empty());
     CHECK(worker->replies == 0);
@@ -192,10 +189,7 @@ TEST_CASE("pipelined requests all get their replies and their latencies", "[resp
     Runtime rt(tcp_config(2));
     rt.start();
     // Answers each complete SET (its value is "xxx") with +OK, however the requests were split.
-    ListenOptions at;
-    at.address = "127.0.0.1";
-    at.port = 0;
-    auto listener = rt.listen(at, [](const ConnectionPtr &c) {
+    auto listener = rt.listen(loopback_any_port(), [](const ConnectionPtr &c) {
         auto seen = std::make_shared<std::string>();
         c->on_data([seen](Connection &conn, Buffer &in) {
             *seen += in.take(in.size());
