@@ -16,18 +16,17 @@ BW_GOAL = 0.95
 # (test, metric, twinwire run, perftest run): the comparisons reported.
 COMPARISONS = [
     ("lat64", "t_typical_us", "twinwire", "ib_send_lat"),
-    ("lat64", "t_typical_us", "twinwire-tuned", "ib_send_lat"),
     ("lat64", "t_typical_us", "twinwire", "ib_send_lat-e"),
     ("lat64", "t_avg_us", "twinwire", "ib_send_lat"),
-    ("lat64", "t_avg_us", "twinwire-tuned", "ib_send_lat"),
+    ("lat64", "t_avg_us", "twinwire", "ib_send_lat-e"),
     ("bw4k", "mb_s", "twinwire", "ib_send_bw"),
     ("bw4k", "mb_s", "twinwire", "ib_write_bw"),
-    ("bw4k", "mb_s", "twinwire-tuned", "ib_send_bw"),
-    ("bw4k", "mb_s", "twinwire-tuned", "ib_write_bw"),
+    ("bw4k", "mb_s", "twinwire-4MiB-rings", "ib_send_bw"),
+    ("bw4k", "mb_s", "twinwire-4MiB-rings", "ib_write_bw"),
     ("bw64k", "mb_s", "twinwire", "ib_send_bw"),
     ("bw64k", "mb_s", "twinwire", "ib_write_bw"),
-    ("bw64k", "mb_s", "twinwire-tuned", "ib_send_bw"),
-    ("bw64k", "mb_s", "twinwire-tuned", "ib_write_bw"),
+    ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_send_bw"),
+    ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_write_bw"),
 ]
 LABELS = {"lat64": "64 B latency", "bw4k": "4 KiB streaming", "bw64k": "64 KiB streaming"}
 UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RTT)", "mb_s": "MB/s (2^20)"}
