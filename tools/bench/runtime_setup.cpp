@@ -20,6 +20,4 @@ std::string describe_transport(const Runtime &rt)
     return "transport: " + rt.transport_name() + " (" + rt.transport_reason() + ")";
 }
 
-TransportMode connect_mode(const Runtime &rt) { return rt.config().transport(); }
-
 } // namespace twinwire::bench

@@ -19,7 +19,4 @@ Config make_config(const RuntimeOptions &options);
 /// "transport: rdma (why)" for stderr.
 std::string describe_transport(const Runtime &rt);
 
-/// The mode a client connection asks for, from --transport (or the config).
-TransportMode connect_mode(const Runtime &rt);
-
 } // namespace twinwire::bench
