@@ -10,7 +10,9 @@ qemu_command() {
   local kernel=$CACHE/current/vmlinux append i
   [ -f "$kernel" ] || kernel=$CACHE/current/vmlinuz
   append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable i8042.noaux i8042.nokbd i8042.nopnp"
-  [ "$VERBOSE" = 1 ] || append+=" quiet loglevel=3"
+  # quiet still lets errors (RCU stalls, lockups) reach the console log that
+  # a failed run shows
+  [ "$VERBOSE" = 1 ] || append+=" quiet"
   # No network card at all: the guest's only links are made inside it.
   QEMU=("$QEMU_BIN" -nodefaults -no-user-config -display none -monitor none -no-reboot
     -M q35 -m "$MEM" -smp "$CPUS"
