@@ -6,7 +6,7 @@
 # initramfs.gz (static busybox + the modules of guest/initramfs-modules),
 # kver and stamp; $CACHE/current points at the one in use.
 
-CACHE=${TWINWIRE_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/twinwire-softroce}
+CACHE=${SOFTROCE_RUN_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/twinwire-softroce}
 # Bump when the way the cache is built changes.
 CACHE_BUILDER=1
 
