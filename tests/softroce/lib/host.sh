@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the host must provide for a guest: packages, qemu, an accelerator
 # (sourced by softroce-run; needs common.sh and $SOFTROCE_DIR).
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The qemu command line and its run under a watchdog (sourced by
 # softroce-run; needs common.sh, host.sh, cache.sh).
 
@@ -39,7 +40,7 @@ qemu_command() {
 # TIMED_OUT (0|1). qemu stays in our process group, so a test harness that
 # signals the group (Meson on its timeout) stops the guest too.
 run_qemu() { # timeout-seconds (0: none)
-  local limit=$1 cat_out cat_err tail_pid= sleep_pid=
+  local limit=$1 cat_out cat_err tail_pid='' sleep_pid=''
   mkfifo "$RUN/out" "$RUN/err"
   cat "$RUN/out" &
   cat_out=$!
