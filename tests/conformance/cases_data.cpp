@@ -16,15 +16,17 @@ namespace {
 
 /// Send `payload` to an echo server and wait for all of it to come back
 /// (to end-of-stream when the transport can half-close).
-void echo_round_trip(Env &env, Endpoint &client, const std::string &payload)
+void echo_round_trip(Env &env, Server &server, Endpoint &client, const std::string &payload)
 {
     bool half_close = env.caps() & TW_CAP_HALF_CLOSE;
     client.send(payload);
     if (half_close) client.shutdown_after_flush();
-    REQUIRE(env.run_until([&] {
+    bool done = env.run_until([&] {
         return client.failed() || (half_close ? client.eof : client.received.size() >= payload.size());
-    }));
-    INFO("client last_error: " << client.last_error);
+    });
+    INFO(client.describe());
+    INFO((server.endpoints.empty() ? std::string("no server endpoint") : server.endpoints[0]->describe()));
+    REQUIRE(done);
     CHECK_FALSE(client.failed());
 }
 
@@ -50,7 +52,7 @@ TEST_CASE("payloads of 0 B to 16 MiB come back intact through an echo server", "
     char none = 0;
     CHECK(client.write(&none, 0) == 0); // a zero-byte write is not an error and sends nothing
     std::string payload = make_payload(size, size + 1);
-    echo_round_trip(env, client, payload);
+    echo_round_trip(env, server, client, payload);
     CHECK(client.received.size() == size);
     CHECK(checksum(client.received) == checksum(payload));
     CHECK(env.rule_violations() == "");
@@ -158,7 +160,7 @@ TEST_CASE("the counters add up: what one end sent is what the other received", "
     Server &server = env.listen();
     Endpoint &client = env.connect(server);
     std::string payload = make_payload((1 << 20) + 7, 5);
-    echo_round_trip(env, client, payload);
+    echo_round_trip(env, server, client, payload);
     REQUIRE(server.endpoints.size() == 1);
     Endpoint &peer = *server.endpoints[0];
 
