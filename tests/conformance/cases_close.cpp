@@ -127,9 +127,7 @@ TEST_CASE("close is safe from inside every kind of callback", "[close][rules]")
     }
     SECTION("TW_EV_ERROR")
     {
-        sockaddr_storage nowhere = server.address;
-        server.close();
-        Endpoint &client = env.connect(nowhere);
+        Endpoint &client = env.connect(env.unused_address());
         client.on_event = close_on(TW_EV_ERROR);
         REQUIRE(env.run_until([&] { return client.closed; }));
     }
@@ -149,8 +147,7 @@ TEST_CASE("bytes the transport accepted before close still reach the peer", "[cl
     Server &server = env.listen();
     server.echo = false;
     server.configure = [](Endpoint &e) { e.pause_reading(); }; // nothing is read until the sender closed
-    Endpoint &client = env.connect(server);
-    REQUIRE(env.run_until([&] { return client.connected && !server.endpoints.empty() && server.endpoints[0]->connected; }));
+    Endpoint &client = env.connect_both(server);
     Endpoint &reader = *server.endpoints[0];
 
     // Fill the transport with write() until it refuses, then lend one
@@ -198,8 +195,7 @@ TEST_CASE("writing to a peer that has gone returns an error and never raises SIG
     Env env;
     Server &server = env.listen();
     server.echo = false;
-    Endpoint &client = env.connect(server);
-    REQUIRE(env.run_until([&] { return client.connected && !server.endpoints.empty() && server.endpoints[0]->connected; }));
+    Endpoint &client = env.connect_both(server);
     server.endpoints[0]->close();
 
     const std::string chunk = make_payload(64 * 1024, 8);

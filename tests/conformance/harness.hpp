@@ -196,6 +196,12 @@ public:
     /// Like try_connect, throwing when the op fails.
     Endpoint &connect(const sockaddr_storage &to, uint32_t timeout_ms = 0);
     Endpoint &connect(const Server &server) { return connect(server.address); }
+    /// Connect to `server` (which accepts onto loop 0) and wait until both
+    /// ends reported TW_EV_CONNECTED.  Returns the client; the accepted end
+    /// is server.endpoints.back().  Throws when that does not happen.
+    Endpoint &connect_both(Server &server);
+    /// An address of the context's server host where nothing listens.
+    sockaddr_storage unused_address();
     /// Give `conn` an endpoint owned by this Env, on loop i.
     Endpoint &adopt(unsigned i, tw_conn *conn, std::string label);
 

@@ -40,8 +40,7 @@ TEST_CASE("tcp: TW_CTRL_GET_FD gives the connection's own socket, with TCP_NODEL
 {
     Env env;
     Server &server = env.listen();
-    Endpoint &client = env.connect(server);
-    REQUIRE(env.run_until([&] { return client.connected || client.errors; }));
+    Endpoint &client = env.connect_both(server);
     int fd = socket_of(client);
     sockaddr_storage local{};
     socklen_t len = sizeof local;
@@ -61,9 +60,7 @@ TEST_CASE("tcp: TW_CTRL_GET_FD gives the connection's own socket, with TCP_NODEL
 TEST_CASE("tcp: last_error names the call, the errno and a hint", "[tcp][errors]")
 {
     Env env;
-    Server &server = env.listen();
-    sockaddr_storage nowhere = server.address;
-    server.close();
+    sockaddr_storage nowhere = env.unused_address();
     Endpoint &client = env.connect(nowhere);
     REQUIRE(env.run_until([&] { return client.errors > 0; }));
     CHECK_THAT(client.last_error, Catch::Contains("connect") && Catch::Contains("ECONNREFUSED") &&
