@@ -46,6 +46,8 @@ public:
     ~PluginLibrary();
 
     const tw_plugin_info &info() const { return *info_; }
+    /// The plugin's probe() (devices, ports, limits; no init): "" when it has none.
+    std::string probe(const Config &config) const;
     /// The vtable with every optional member filled (stubs return -EOPNOTSUPP).
     const tw_transport_ops &ops() const { return ops_; }
     const std::string &path() const { return path_; }
