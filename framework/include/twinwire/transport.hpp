@@ -101,6 +101,7 @@ public:
 
 private:
     Transport() = default;
+    void check_unknown_keys(const Config &config) const;
     tw_transport_ops ops_{};
     tw_transport *handle_ = nullptr;
     std::string name_;
