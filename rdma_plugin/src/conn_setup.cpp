@@ -14,6 +14,10 @@ namespace twrdma {
 
 namespace {
 
+/// Address and route resolution plus three CM messages: more than a TCP
+/// handshake needs, so a roomier default when the host gives none.
+constexpr uint32_t kDefaultConnectTimeoutMs = 10000;
+
 std::string addr_text(const sockaddr *sa)
 {
     if (!sa) return "?";
@@ -151,12 +155,10 @@ int setup_qp(tw_conn *c, std::string *why)
     c->tx_size = s.send_buffer_size;
     c->recv_bufs = c->tx + s.send_buffer_size;
     c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
-    for (uint32_t i = 0; i < s.recv_depth; ++i) {
-        int rc = post_recv(c, i);
-        if (rc) {
-            *why = call_failed("ibv_post_recv", -rc);
-            return rc;
-        }
+    int rc = post_recvs(c, 0, s.recv_depth);
+    if (rc) {
+        *why = call_failed("ibv_post_recv", -rc);
+        return rc;
     }
     return 0;
 }
@@ -164,6 +166,7 @@ int setup_qp(tw_conn *c, std::string *why)
 void established(tw_conn *c)
 {
     c->state = ConnState::Established;
+    c->was_established = true;
     c->connected_pending = true;
     c->last_rx_ns = now_ns(c->loop->t);
     c->deadline_ns = 0;
@@ -272,13 +275,13 @@ void conn_delete(tw_conn *c)
 
 int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
 {
-    if (!p || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
+    if (!p || p->size < sizeof(tw_connect_params) || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
     if (p->source && !addr_ok(p->source, p->sourcelen)) return -EINVAL;
     if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
     tw_conn *c = conn_new(l);
     c->is_client = true;
     c->peer_text = addr_text(p->addr);
-    c->timeout_ms = p->timeout_ms ? p->timeout_ms : 3000;
+    c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
     c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
     *out = c;
     if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
@@ -466,7 +469,10 @@ void conn_close(tw_conn *c)
     c->host_closed = true;
     c->cb = nullptr;
     c->borrowed = false;
-    if (c->state != ConnState::Established || c->error || c->disconnected || l->t->cfg.linger_ms == 0) {
+    // Closing with unread bytes is an abortive close, as with TCP: the peer
+    // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
+    bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
+    if (c->state != ConnState::Established || c->error || c->disconnected || unread || l->t->cfg.linger_ms == 0) {
         bool clean = c->peer_eof && c->shutdown_acked;
         if (c->state != ConnState::Finished) conn_teardown(c, clean);
         if (!c->reaped) {

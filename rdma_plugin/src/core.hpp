@@ -110,6 +110,7 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::Block *block = nullptr;
     bool hello_sent = false;   ///< the peer may know our rkey
     bool disconnected = false; ///< DISCONNECTED seen or rdma_disconnect called
+    bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
 
     // host side
     tw_conn_cb cb = nullptr;
@@ -256,7 +257,7 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out);
 int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
-int post_recv(tw_conn *c, uint32_t index);
+int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
 /// Lingering close: done when our SHUTDOWN is acked and the peer ended.
 void conn_check_linger(tw_conn *c);
 
