@@ -147,7 +147,10 @@ void Connection::handle_read()
             break;
         }
     }
-    if (!input_.empty() && on_data_) on_data_(*this, input_);
+    if (!input_.empty() && on_data_) {
+        CallbackScope scope(*this);
+        on_data_(*this, input_);
+    }
     if (finished_ || closing_) return;
     if (last == 0) {
         // The peer ended its side: send what is queued, then close.
@@ -238,7 +241,10 @@ void Connection::flush()
         return;
     }
     update_interest();
-    if (on_drain_) on_drain_(*this);
+    if (on_drain_) {
+        CallbackScope scope(*this);
+        on_drain_(*this);
+    }
 }
 
 void Connection::update_interest()
@@ -263,7 +269,6 @@ void Connection::close()
 {
     if (finished_ || closing_) return;
     closing_ = true;
-    on_data_ = nullptr;
     if (output_.empty() || !established_) {
         finish(0, "closed", false, true);
         return;
@@ -304,9 +309,33 @@ void Connection::resume_reading()
         std::weak_ptr<Connection> weak = shared_from_this();
         loop_->post([weak] {
             auto c = weak.lock();
-            if (c && c->reading_ && !c->finished_ && !c->input_.empty() && c->on_data_) c->on_data_(*c, c->input_);
+            if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->input_.empty() && c->on_data_) {
+                CallbackScope scope(*c);
+                c->on_data_(*c, c->input_);
+            }
         });
     }
+}
+
+// Handlers often capture the connection itself; dropping them when it ends
+// breaks that cycle.  Never while one of them is running: its closure would
+// be destroyed under it.
+void Connection::release_handlers()
+{
+    if (callback_depth_ > 0) {
+        release_pending_ = true;
+        return;
+    }
+    on_data_ = nullptr;
+    on_drain_ = nullptr;
+    release_pending_ = false;
+}
+
+Connection::CallbackScope::CallbackScope(Connection &c) : conn(c) { ++conn.callback_depth_; }
+
+Connection::CallbackScope::~CallbackScope()
+{
+    if (--conn.callback_depth_ == 0 && conn.release_pending_) conn.release_handlers();
 }
 
 void Connection::finish(int error, std::string reason, bool by_peer, bool defer_callback)
@@ -318,8 +347,7 @@ void Connection::finish(int error, std::string reason, bool by_peer, bool defer_
         conn_ = nullptr;
     }
     if (linger_timer_) linger_timer_->stop();
-    on_data_ = nullptr;
-    on_drain_ = nullptr;
+    release_handlers();
     CloseHandler close_cb = std::move(on_close_);
     auto finished_cb = std::move(on_finished_);
     std::shared_ptr<Connection> self = std::move(self_); // keeps *this alive to the end

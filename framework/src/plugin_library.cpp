@@ -95,7 +95,7 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, cons
     }
     std::string tried;
     for (const auto &a : report->attempts) tried += (tried.empty() ? "" : ", ") + a.path;
-    report->reason = "no " + plugin_file_name(name) + " found (looked for " + tried + ")";
+    report->reason = plugin_file_name(name) + " not found (looked for " + tried + ")";
     return nullptr;
 }
 

@@ -30,6 +30,12 @@ bool is_directory(const std::string &path)
     return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool is_regular_file(const std::string &path)
+{
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 std::string join(const std::string &dir, const std::string &file)
 {
     return dir.empty() || dir.back() == '/' ? dir + file : dir + "/" + file;
@@ -79,7 +85,8 @@ std::vector<PluginCandidate> plugin_candidates(const std::string &name, const st
                     notes->push_back(dir + " (TWINWIRE_PLUGIN_PATH) ignored: not an absolute path");
                     continue;
                 }
-                std::string path = is_directory(dir) ? join(dir, file) : dir;
+                // A search path names directories; a file is taken as it is.
+                std::string path = is_regular_file(dir) ? dir : join(dir, file);
                 out.push_back({path, "TWINWIRE_PLUGIN_PATH"});
                 notes->push_back(dir + " (TWINWIRE_PLUGIN_PATH)");
             }

@@ -166,9 +166,9 @@ size_t Runtime::connection_count() const
     return n;
 }
 
-Loop &Runtime::Impl::next_loop()
+Loop &Runtime::Impl::next_loop(std::atomic<unsigned> &turn)
 {
-    unsigned i = round_robin.fetch_add(1, std::memory_order_relaxed);
+    unsigned i = turn.fetch_add(1, std::memory_order_relaxed);
     return *rt->loops_[i % rt->loops_.size()];
 }
 

@@ -12,7 +12,7 @@ void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
 {
     if (!impl_->started) throw StartupError("Runtime::connect() before start()");
     Loop &loop = options.loop >= 0 ? *loops_.at(static_cast<size_t>(options.loop) % loops_.size())
-                                   : impl_->next_loop();
+                                   : impl_->next_loop(impl_->connect_round_robin);
     Impl *impl = impl_.get();
     // Always from the loop: on_done never runs inside connect().
     if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done, {}); }))

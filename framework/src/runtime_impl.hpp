@@ -42,7 +42,8 @@ struct Runtime::Impl {
     std::vector<std::unique_ptr<LoopState>> states;
     std::vector<std::thread> workers;
     std::atomic<uint64_t> next_id{1};
-    std::atomic<unsigned> round_robin{0};
+    std::atomic<unsigned> accept_round_robin{0};
+    std::atomic<unsigned> connect_round_robin{0};
     std::mutex listeners_mutex;
     std::vector<std::weak_ptr<ListenerImpl>> listeners;
     std::vector<struct event *> signal_events;
@@ -54,7 +55,8 @@ struct Runtime::Impl {
     uint64_t stop_deadline_ns = 0;
 
     explicit Impl(Runtime *runtime) : rt(runtime) {}
-    Loop &next_loop();
+    /// Loops in turn (separate turns for accepted and outgoing connections).
+    Loop &next_loop(std::atomic<unsigned> &turn);
     /// Track a connection on `loop` (its thread) until it ends.
     void track(Loop &loop, const ConnectionPtr &c);
     /// A connection accepted by a listener, now on its own loop's thread.

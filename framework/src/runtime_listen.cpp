@@ -75,7 +75,7 @@ void ListenerImpl::on_incoming(tw_listener *listener, void *arg)
     const tw_transport_ops &ops = ep->transport->ops();
     // Bounded per callback: the event is level-triggered, the rest comes next time.
     for (int i = 0; i < 64 && !self->closed; ++i) {
-        Loop &target = self->rt->next_loop();
+        Loop &target = self->rt->next_loop(self->rt->accept_round_robin);
         tw_conn *conn = nullptr;
         int rc = ops.accept(listener, ep->transport->tloop(target), &conn);
         if (rc == -EAGAIN) return;

@@ -109,7 +109,13 @@ private:
     void flush();
     void finish(int error, std::string reason, bool by_peer, bool defer_callback);
     void update_interest();
+    void release_handlers();
     std::string error_text(const char *call, int err) const;
+    struct CallbackScope {
+        explicit CallbackScope(Connection &c);
+        ~CallbackScope();
+        Connection &conn;
+    };
 
     Loop *loop_;
     Transport *transport_;
@@ -134,6 +140,8 @@ private:
     bool write_shut_ = false;
     bool finished_ = false;
     bool want_write_ = false;
+    bool release_pending_ = false;
+    int callback_depth_ = 0;
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;

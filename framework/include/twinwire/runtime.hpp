@@ -56,6 +56,9 @@ private:
 using AcceptHandler = std::function<void(const ConnectionPtr &)>;
 
 struct ConnectOptions {
+    ConnectOptions() = default;
+    ConnectOptions(std::string peer, uint16_t peer_port) : address(std::move(peer)), port(peer_port) {}
+
     std::string address;            ///< peer address (IPv4, IPv6 or a host name)
     uint16_t port = 0;
     std::string source_address;     ///< bind the local end (RDMA: choose the device)

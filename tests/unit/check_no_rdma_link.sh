@@ -1,0 +1,14 @@
+#!/bin/sh
+# The framework and every tool must start on a host without rdma-core: none
+# of them may have a DT_NEEDED entry for libibverbs or librdmacm.
+# usage: check_no_rdma_link.sh FILE...
+set -eu
+status=0
+for f in "$@"; do
+    if readelf -d "$f" | grep -E 'NEEDED.*(libibverbs|librdmacm)'; then
+        echo "FAIL: $f links rdma-core"; status=1
+    else
+        echo "ok: $f has no libibverbs/librdmacm dependency"
+    fi
+done
+exit $status

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+// The plugin loader on real files: each broken plugin gives its own reason,
+// `auto` falls back to TCP with one log line, `rdma` refuses to start.
+#include "log_capture.hpp"
+
+#include <twinwire/transport.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <unistd.h>
+
+using namespace twinwire;
+
+namespace {
+
+std::string env_path(const char *name)
+{
+    const char *v = std::getenv(name);
+    if (!v) FAIL("the test runner must set " << name);
+    return v;
+}
+
+// A config that loads the plugin from exactly this path.
+Config config_for(const std::string &path, const char *mode)
+{
+    Config c;
+    c.set("plugin_path", path);
+    c.set("transport", mode);
+    return c;
+}
+
+struct Outcome {
+    std::string auto_chosen;
+    std::string auto_reason;
+    size_t auto_log_lines;
+    std::string rdma_error;
+};
+
+Outcome select_both_ways(const std::string &path)
+{
+    Outcome o;
+    {
+        LogCapture logs;
+        TransportSelection sel = select_transports(config_for(path, "auto"));
+        o.auto_chosen = sel.chosen;
+        o.auto_reason = sel.reason;
+        o.auto_log_lines = logs.from("transport").size();
+    }
+    try {
+        select_transports(config_for(path, "rdma"));
+        o.rdma_error = "(no error)";
+    } catch (const std::runtime_error &e) {
+        o.rdma_error = e.what();
+    }
+    return o;
+}
+
+void check_falls_back_and_refuses(const std::string &path, const std::string &reason)
+{
+    Outcome o = select_both_ways(path);
+    INFO("auto reason: " << o.auto_reason);
+    INFO("rdma error: " << o.rdma_error);
+    CHECK(o.auto_chosen == "tcp");
+    CHECK(o.auto_reason.find(reason) != std::string::npos);
+    CHECK(o.auto_reason.find("falling back to TCP") != std::string::npos);
+    CHECK(o.auto_log_lines == 1);
+    CHECK(o.rdma_error.find("transport = rdma") == 0);
+    CHECK(o.rdma_error.find(reason) != std::string::npos);
+}
+
+struct TempFile {
+    std::string path;
+    explicit TempFile(const std::string &content)
+    {
+        char tmpl[] = "/tmp/twinwire-notelf-XXXXXX.so";
+        int fd = mkstemps(tmpl, 3);
+        REQUIRE(fd >= 0);
+        close(fd);
+        path = tmpl;
+        std::ofstream(path) << content;
+    }
+    ~TempFile() { unlink(path.c_str()); }
+};
+
+} // namespace
+
+TEST_CASE("a missing plugin file: reason says not found, auto falls back, rdma refuses", "[loader]")
+{
+    check_falls_back_and_refuses("/nonexistent/dir/twinwire-rdma-abi1.so", "not found");
+}
+
+TEST_CASE("a file that is not an ELF object: reason is the dlopen error", "[loader]")
+{
+    TempFile f(std::string(20, '#') + " this is a text file, not a shared object, long enough to hold an ELF header\n" +
+               std::string(200, '-') + "\n");
+    check_falls_back_and_refuses(f.path, "dlopen failed");
+    check_falls_back_and_refuses(f.path, "invalid ELF header");
+}
+
+TEST_CASE("an ELF without the entry symbol: reason says it is not a twinwire plugin", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_NO_ENTRY"),
+                                 "does not export twinwire_plugin_entry_v1: not a twinwire plugin");
+}
+
+TEST_CASE("a plugin built for another ABI major: reason names both versions", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_V2_SYMBOL"),
+                                 "exports twinwire_plugin_entry_v2: built for ABI 2, this program speaks ABI 1");
+}
+
+TEST_CASE("a plugin whose info claims another ABI major is rejected", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_INFO_ABI2"), "built for ABI 2.0, this program speaks ABI 1.0");
+}
+
+TEST_CASE("a plugin missing a mandatory operation: reason names the operation", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_NO_ACCEPT"), "missing required operation 'accept'");
+}
+
+TEST_CASE("a plugin whose own dependency is missing: reason names the library", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_NEEDS_GONE"), "libtw-test-gone-at-runtime.so.1");
+}
+
+TEST_CASE("a plugin whose init refuses: reason is the plugin's own", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_INIT_REFUSES"),
+                                 "RDMA plugin refused: test plugin: no device here (no usable device)");
+}
+
+TEST_CASE("a relative plugin path is never tried (no loading from the working directory)", "[loader]")
+{
+    PluginLoadReport report;
+    CHECK(PluginLibrary::open_file("twinwire-rdma-abi1.so", &report) == nullptr);
+    CHECK(report.reason.find("not an absolute path") != std::string::npos);
+}
+
+TEST_CASE("transport = tcp never touches the plugin", "[loader]")
+{
+    TransportSelection sel = select_transports(config_for("/nonexistent/twinwire-rdma-abi1.so", "tcp"));
+    CHECK(sel.chosen == "tcp");
+    CHECK(sel.report.attempts.empty());
+    CHECK(!sel.rdma);
+}
+
+TEST_CASE("a real plugin loads, passes the ABI checks and initialises", "[loader]")
+{
+    const std::string path = env_path("TW_TEST_TCP_MODULE");
+    PluginLoadReport report;
+    auto lib = PluginLibrary::open_file(path, &report);
+    REQUIRE(lib);
+    CHECK(report.loaded);
+    CHECK(report.abi_major == TW_ABI_MAJOR);
+    CHECK(std::string(lib->info().name) == "tcp");
+    // Every optional member is filled, so call sites never test for NULL.
+    CHECK(lib->ops().ctrl != nullptr);
+    CHECK(lib->ops().probe != nullptr);
+    Config config;
+    std::string why;
+    auto t = Transport::from_plugin(std::move(lib), config, &why);
+    REQUIRE(t);
+    CHECK(why.empty());
+    CHECK(t->name() == "tcp");
+
+    // And through the selection, in rdma mode, it is the transport in use.
+    TransportSelection sel = select_transports(config_for(path, "rdma"));
+    CHECK(sel.chosen == "rdma");
+    CHECK(sel.reason.find(path) != std::string::npos);
+}
+
+TEST_CASE("the search order: configured path, environment, build tree, installed directory", "[loader]")
+{
+    setenv("TWINWIRE_PLUGIN_PATH", "relative/dir:/nonexistent/env-dir", 1);
+    Config config;
+    PluginLoadReport report;
+    CHECK(PluginLibrary::open("rdma-test-absent", config, &report) == nullptr);
+    unsetenv("TWINWIRE_PLUGIN_PATH");
+    REQUIRE(report.attempts.size() >= 2);
+    CHECK(report.attempts[0].path == "/nonexistent/env-dir/twinwire-rdma-test-absent-abi1.so");
+    // This test runs from the build tree, so the build tree's directory comes next.
+    CHECK(report.search_dirs[0] == "relative/dir (TWINWIRE_PLUGIN_PATH) ignored: not an absolute path");
+    CHECK(report.search_dirs.back().find("(installed plugin directory)") != std::string::npos);
+    bool build_tree = false;
+    for (const auto &d : report.search_dirs)
+        if (d.find("(build tree)") != std::string::npos) build_tree = true;
+    CHECK(build_tree);
+    for (const auto &a : report.attempts) CHECK(a.path[0] == '/');
+    CHECK(report.reason.find("twinwire-rdma-test-absent-abi1.so not found") == 0);
+}
+
+TEST_CASE("an explicit plugin_path is the only place looked at", "[loader]")
+{
+    setenv("TWINWIRE_PLUGIN_PATH", env_path("TW_TEST_TCP_MODULE").c_str(), 1);
+    Config config;
+    config.set("plugin_path", "/nonexistent/chosen.so");
+    PluginLoadReport report;
+    CHECK(PluginLibrary::open("rdma", config, &report) == nullptr);
+    unsetenv("TWINWIRE_PLUGIN_PATH");
+    REQUIRE(report.attempts.size() == 1);
+    CHECK(report.attempts[0].path == "/nonexistent/chosen.so");
+}
+
+TEST_CASE("an unread key under the plugin's prefix is a configuration error", "[loader]")
+{
+    const std::string path = env_path("TW_TEST_TCP_MODULE");
+    Config config;
+    config.set("tcp.no_such_setting", "1");
+    PluginLoadReport report;
+    auto lib = PluginLibrary::open_file(path, &report);
+    REQUIRE(lib);
+    std::string why;
+    CHECK_THROWS_WITH(Transport::from_plugin(std::move(lib), config, &why),
+                      Catch::Contains("unknown key(s) for the tcp transport: tcp.no_such_setting (api)"));
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Plugins for the loader tests, one file built several ways.  Each variant
+ * breaks exactly one rule of the ABI so its rejection reason can be checked:
+ *   VARIANT_V2_SYMBOL      exports twinwire_plugin_entry_v2 only (built for ABI 2)
+ *   VARIANT_INFO_ABI2      exports the v1 symbol but says abi_major 2
+ *   VARIANT_NO_ACCEPT      leaves the required 'accept' operation NULL
+ *   VARIANT_INIT_REFUSES   init refuses with -TW_ENODEVICE and a reason
+ *   VARIANT_NEEDS_GONE     links a library that is not there at run time
+ *   VARIANT_NO_ENTRY       exports nothing at all
+ * None of them moves data: the loader never gets that far with them, except
+ * VARIANT_INIT_REFUSES, whose init is the point.
+ */
+#include <twinwire/plugin.h>
+
+#include <errno.h>
+#include <stdio.h>
+
+#ifdef VARIANT_NEEDS_GONE
+int tw_test_gone_function(void);
+#endif
+
+static int t_init(const struct tw_host *host, tw_transport **out, char *why, size_t why_len)
+{
+    (void)host;
+    (void)out;
+#ifdef VARIANT_NEEDS_GONE
+    tw_test_gone_function();
+#endif
+    snprintf(why, why_len, "test plugin: no device here");
+    return -TW_ENODEVICE;
+}
+
+static void t_fini(tw_transport *t) { (void)t; }
+static int t_loop_attach(tw_transport *t, tw_loop *l, tw_transport_loop **o) { (void)t; (void)l; (void)o; return -ENOTSUP; }
+static void t_loop_detach(tw_transport_loop *tl) { (void)tl; }
+static int t_listen(tw_transport_loop *tl, const struct tw_listen_params *p, tw_listener **o) { (void)tl; (void)p; (void)o; return -ENOTSUP; }
+#ifndef VARIANT_NO_ACCEPT
+static int t_accept(tw_listener *l, tw_transport_loop *tl, tw_conn **o) { (void)l; (void)tl; (void)o; return -EAGAIN; }
+#endif
+static void t_listener_close(tw_listener *l) { (void)l; }
+static int t_connect(tw_transport_loop *tl, const struct tw_connect_params *p, tw_conn **o) { (void)tl; (void)p; (void)o; return -ENOTSUP; }
+static int t_set_callback(tw_conn *c, tw_conn_cb cb, void *a) { (void)c; (void)cb; (void)a; return -ENOTSUP; }
+static int t_set_events(tw_conn *c, uint32_t e) { (void)c; (void)e; return -ENOTSUP; }
+static ssize_t t_read(tw_conn *c, void *b, size_t n) { (void)c; (void)b; (void)n; return -ENOTSUP; }
+static ssize_t t_readv(tw_conn *c, const struct iovec *v, int n) { (void)c; (void)v; (void)n; return -ENOTSUP; }
+static ssize_t t_write(tw_conn *c, const void *b, size_t n) { (void)c; (void)b; (void)n; return -ENOTSUP; }
+static ssize_t t_writev(tw_conn *c, const struct iovec *v, int n) { (void)c; (void)v; (void)n; return -ENOTSUP; }
+static void t_close(tw_conn *c) { (void)c; }
+static int t_get_error(tw_conn *c) { (void)c; return 0; }
+static const char *t_last_error(tw_conn *c) { (void)c; return ""; }
+
+static const struct tw_transport_ops t_ops = {
+    .size = sizeof(struct tw_transport_ops),
+    .version = TW_TRANSPORT_OPS_VERSION,
+    .name = "rdma",
+    .description = "loader test plugin",
+    .init = t_init,
+    .fini = t_fini,
+    .loop_attach = t_loop_attach,
+    .loop_detach = t_loop_detach,
+    .listen = t_listen,
+#ifndef VARIANT_NO_ACCEPT
+    .accept = t_accept,
+#endif
+    .listener_close = t_listener_close,
+    .connect = t_connect,
+    .set_callback = t_set_callback,
+    .set_events = t_set_events,
+    .read = t_read,
+    .readv = t_readv,
+    .write = t_write,
+    .writev = t_writev,
+    .close = t_close,
+    .get_error = t_get_error,
+    .last_error = t_last_error,
+};
+
+static const struct tw_plugin_info t_info = {
+    .size = sizeof(struct tw_plugin_info),
+    .version = TW_PLUGIN_INFO_VERSION,
+#ifdef VARIANT_INFO_ABI2
+    .abi_major = 2,
+#else
+    .abi_major = TW_ABI_MAJOR,
+#endif
+    .abi_minor = TW_ABI_MINOR,
+    .name = "rdma",
+    .plugin_version = "test",
+    .ops = &t_ops,
+};
+
+#if defined(VARIANT_V2_SYMBOL)
+TW_EXPORT const struct tw_plugin_info *twinwire_plugin_entry_v2(uint32_t major, uint32_t minor);
+TW_EXPORT const struct tw_plugin_info *twinwire_plugin_entry_v2(uint32_t major, uint32_t minor)
+{
+    (void)major;
+    (void)minor;
+    return &t_info;
+}
+#elif !defined(VARIANT_NO_ENTRY)
+TW_EXPORT const struct tw_plugin_info *TW_PLUGIN_ENTRY(uint32_t major, uint32_t minor)
+{
+    (void)major;
+    (void)minor;
+    return &t_info;
+}
+#else
+/* Something else exported, so the file is a valid library with symbols. */
+TW_EXPORT int tw_test_not_a_plugin(void);
+TW_EXPORT int tw_test_not_a_plugin(void) { return t_info.abi_major == 0; }
+#endif

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+// The runtime end to end over the built-in TCP backend: real loops, real sockets.
+#include "log_capture.hpp"
+
+#include <twinwire/runtime.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <set>
+#include <cstring>
+
+using namespace twinwire;
+using namespace std::chrono_literals;
+
+namespace {
+
+Config tcp_config(unsigned threads)
+{
+    Config c;
+    c.set("transport", "tcp");
+    c.set("threads", std::to_string(threads));
+    c.set("listen_port", "0");
+    c.set("log_level", "warn");
+    return c;
+}
+
+// Stops the runtime if a test hangs, and records that it had to.
+struct Watchdog {
+    Timer timer;
+    bool fired = false;
+    Watchdog(Runtime &rt, std::chrono::milliseconds after)
+        : timer(rt.loop(0), [this, &rt] {
+              fired = true;
+              rt.stop(false);
+          })
+    {
+        timer.start(after);
+    }
+};
+
+std::string pattern(size_t n, unsigned seed)
+{
+    std::string s(n, '\0');
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        s[i] = static_cast<char>(x);
+    }
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("a runtime over TCP echoes 4 MiB across worker threads and then stops", "[runtime]")
+{
+    Runtime rt(tcp_config(3));
+    rt.start();
+    auto listener = rt.listen({}, [](const ConnectionPtr &c) {
+        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });
+    });
+    REQUIRE(listener->port() != 0);
+    CHECK(listener->transports() == std::vector<std::string>{"tcp"});
+
+    const std::string sent = pattern(4 << 20, 1);
+    std::string received;
+    std::string error;
+    std::vector<unsigned> server_loops;
+    rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &err) {
+        if (!c) {
+            error = err;
+            rt.stop(false);
+            return;
+        }
+        c->on_data([&](Connection &conn, Buffer &in) {
+            received += in.take(in.size());
+            if (received.size() >= sent.size()) {
+                conn.close();
+                rt.stop(true);
+            }
+        });
+        c->write(sent);
+    });
+    Watchdog dog(rt, 20000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+    CHECK(error.empty());
+    CHECK(received.size() == sent.size());
+    CHECK(received == sent);
+}
+
+TEST_CASE("connections are spread across the worker loops", "[runtime]")
+{
+    Runtime rt(tcp_config(2));
+    rt.start();
+    std::mutex mutex;
+    std::set<unsigned> loops_used;
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        std::lock_guard<std::mutex> lock(mutex);
+        loops_used.insert(c->loop().index());
+        CHECK(c->loop().in_loop_thread());
+    });
+    std::atomic<int> connected{0};
+    for (int i = 0; i < 8; ++i)
+        rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &) {
+            if (c && ++connected == 8) rt.loop(0).post([&] { rt.stop(true); });
+        });
+    Watchdog dog(rt, 10000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+    CHECK(connected == 8);
+    std::lock_guard<std::mutex> lock(mutex);
+    CHECK(loops_used == std::set<unsigned>{0, 1});
+}
+
+TEST_CASE("close() lets queued output reach the peer before the connection ends", "[runtime]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    const std::string big = pattern(8 << 20, 2);
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        c->write(big);
+        CHECK(c->output_queued() > 0); // more than a socket buffer: most of it is still queued
+        c->close();
+    });
+    size_t got = 0;
+    CloseInfo end;
+    rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &) {
+        REQUIRE(c);
+        c->on_data([&](Connection &, Buffer &in) {
+            got += in.size();
+            in.drain(in.size());
+        });
+        c->on_close([&](Connection &, const CloseInfo &info) {
+            end = info;
+            rt.stop(true);
+        });
+    });
+    Watchdog dog(rt, 20000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+    CHECK(got == big.size());
+    CHECK(end.by_peer);
+    CHECK(end.error == 0);
+}
+
+TEST_CASE("closing a connection inside its own data callback is safe", "[runtime]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    int server_closes = 0;
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        c->on_data([](Connection &conn, Buffer &) { conn.abort(); });
+        c->on_close([&](Connection &, const CloseInfo &) { ++server_closes; });
+    });
+    CloseInfo client_end;
+    rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &) {
+        REQUIRE(c);
+        c->on_close([&](Connection &, const CloseInfo &info) {
+            client_end = info;
+            rt.stop(true);
+        });
+        c->write("hello");
+    });
+    Watchdog dog(rt, 10000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+    CHECK(server_closes == 1);
+    CHECK(client_end.by_peer);
+}
+
+TEST_CASE("a connect to a port nobody listens on reports the refusal", "[runtime]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    // Bind and close to find a port that is free now.
+    uint16_t port;
+    {
+        auto l = rt.listen({}, [](const ConnectionPtr &) {});
+        port = l->port();
+    }
+    std::string error = "(not called)";
+    rt.connect({"127.0.0.1", port}, [&](const ConnectionPtr &c, const std::string &err) {
+        CHECK(!c);
+        error = err;
+        rt.stop(false);
+    });
+    Watchdog dog(rt, 10000ms);
+    rt.run();
+    CHECK(error.find("connect to 127.0.0.1:" + std::to_string(port) + " over tcp") == 0);
+    CHECK(error.find("Connection refused") != std::string::npos);
+}
+
+TEST_CASE("writes beyond write_buffer_limit are refused, not queued", "[runtime]")
+{
+    Config c = tcp_config(1);
+    c.set("write_buffer_limit", "64k");
+    Runtime rt(c);
+    rt.start();
+    auto listener = rt.listen({}, [](const ConnectionPtr &conn) { conn->pause_reading(); });
+    bool refused = false;
+    size_t accepted = 0;
+    rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &conn, const std::string &) {
+        REQUIRE(conn);
+        const std::string chunk(16 * 1024, 'x');
+        for (int i = 0; i < 10000 && !refused; ++i) {
+            if (conn->write(chunk)) accepted += chunk.size();
+            else refused = true;
+        }
+        CHECK(conn->output_queued() <= 64 * 1024);
+        rt.stop(false);
+    });
+    Watchdog dog(rt, 10000ms);
+    rt.run();
+    CHECK(refused);
+    CHECK(accepted > 0);
+}
+
+TEST_CASE("SIGTERM stops a runtime that asked for it", "[runtime]")
+{
+    Runtime rt(tcp_config(2));
+    rt.start();
+    rt.stop_on_signals({SIGTERM});
+    Timer t(rt.loop(0), [] { raise(SIGTERM); });
+    t.start(50ms);
+    Watchdog dog(rt, 10000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+}
+
+TEST_CASE("transport = rdma where RDMA cannot be used refuses to start, naming why", "[runtime]")
+{
+    Config c;
+    c.set("transport", "rdma");
+    c.set("plugin_path", "/nonexistent/twinwire-rdma-abi1.so");
+    Runtime rt(c);
+    CHECK_THROWS_WITH(rt.start(), Catch::Contains("transport = rdma (api) but RDMA plugin not loaded") &&
+                                      Catch::Contains("/nonexistent/twinwire-rdma-abi1.so"));
+}
+
+TEST_CASE("transport = auto where RDMA cannot be used serves TCP and logs one line why", "[runtime]")
+{
+    Config c;
+    c.set("plugin_path", "/nonexistent/twinwire-rdma-abi1.so");
+    c.set("listen_port", "0");
+    LogCapture logs;
+    Runtime rt(c);
+    rt.start();
+    CHECK(rt.transport_name() == "tcp");
+    CHECK(rt.transport_reason().find("falling back to TCP") != std::string::npos);
+    auto lines = logs.from("transport");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].text.find("using tcp: RDMA plugin not loaded") == 0);
+}
