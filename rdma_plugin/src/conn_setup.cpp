@@ -134,8 +134,9 @@ int setup_qp(tw_conn *c, std::string *why)
         // Some devices cannot inline; retry without.
         attr.cap.max_inline_data = 0;
         if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
-            *why = call_failed("rdma_create_qp", errno, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
-            return -errno;
+            int err = errno;
+            *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
+            return -err;
         }
     }
     c->qp = c->id->qp;
@@ -388,6 +389,15 @@ void conn_accept_on_target(void *arg)
     c->deadline_ns = now_ns(t) + t->cfg.dead_peer_ms * 1000000ull;
     std::string why;
     int rc = setup_qp(c, &why);
+    if (rc == -EINVAL) {
+        // rdma_create_qp asks the CM for the QP attributes; EINVAL means the
+        // CM state moved on: the client rejected (gave up) meanwhile.
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client before accept: %s",
+             c->peer_text.c_str(), why.c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        return;
+    }
     if (rc) {
         RejectReason reason = rc == -ENOBUFS ? RejectReason::PoolExhausted : RejectReason::Resources;
         WireReject rej = reject_make(reason, "server: " + why);

@@ -88,7 +88,7 @@ struct tw_listener : twrdma::CmOwner {
     rdma_cm_id *id = nullptr;
     tw_incoming_cb on_incoming = nullptr;
     void *arg = nullptr;
-    int backlog = 128;
+    int backlog = 1024;
     std::deque<tw_conn *> queue; ///< requests waiting for accept()
     bool closed = false;
 };

@@ -94,7 +94,7 @@ int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener *
     ls->loop = l;
     ls->on_incoming = p->on_incoming;
     ls->arg = p->arg;
-    if (p->backlog > 0) ls->backlog = p->backlog;
+    ls->backlog = p->backlog > 0 ? p->backlog : 1024;
     if (rdma_create_id(l->cm, &ls->id, ls.get(), RDMA_PS_TCP) != 0) {
         int err = errno;
         logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_create_id", err).c_str());

@@ -16,34 +16,76 @@ using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
 using namespace std::chrono_literals;
 
-TEST_CASE("when the registered pool is exhausted a new connection is refused with the reason, and existing ones "
-          "keep working",
+static std::string server_ip_of(const sockaddr_storage &addr)
+{
+    std::string text = to_text(addr);
+    return text.substr(0, text.rfind(':'));
+}
+
+TEST_CASE("when the server's registered pool is exhausted a new connection is refused with the reason, and "
+          "existing ones keep working",
           "[rdma][pool]")
 {
-    // Room for exactly two connections per (loop, device).
+    use_settings({});
+    // A server process with room for exactly two connections.
+    sockaddr_storage addr = context().server_address();
+    std::string line;
+    pid_t child = start_child({"echo", server_ip_of(addr), "rdma.ring_size=64k", "rdma.send_buffer_size=32k",
+                               "rdma.pool_size=256k", "rdma.pool_max=256k"},
+                              &line);
+    REQUIRE(child > 0);
+    uint16_t port = static_cast<uint16_t>(std::atoi(line.c_str()));
+    INFO("child said: " << line);
+    REQUIRE(port != 0);
+    set_port(addr, port);
+    {
+        Env env;
+        Endpoint &first = env.connect(addr, 30000);
+        Endpoint &second = env.connect(addr, 30000);
+        REQUIRE(env.run_until(
+            [&] { return (first.connected || first.failed()) && (second.connected || second.failed()); }));
+        REQUIRE(first.connected);
+        REQUIRE(second.connected);
+        Endpoint &third = env.connect(addr, 30000);
+        REQUIRE(env.run_until([&] { return third.connected || third.failed(); }));
+        CHECK_FALSE(third.connected);
+        INFO("third: " << third.last_error);
+        CHECK(third.error_code == -ECONNREFUSED);
+        CHECK(third.last_error.find("pool") != std::string::npos);
+        CHECK(third.last_error.find("rdma.pool_max") != std::string::npos);
+
+        // The two that fit still carry data both ways.
+        first.send("still alive");
+        REQUIRE(env.run_until([&] { return first.received.size() >= 11 || first.failed(); }));
+        CHECK(first.received == "still alive");
+        CHECK(env.rule_violations() == "");
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+}
+
+TEST_CASE("when this side's registered pool is exhausted a new connection fails at once with the reason",
+          "[rdma][pool]")
+{
     use_settings({{"rdma.ring_size", "64k"}, {"rdma.send_buffer_size", "32k"}, {"rdma.pool_size", "256k"},
                   {"rdma.pool_max", "256k"}});
-    Env env;
-    Server &server = env.listen();
+    Env env(2);
+    Server &server = env.listen(1, 1); // the server's pool is on loop 1
     Endpoint &first = env.connect(server);
     Endpoint &second = env.connect(server);
     REQUIRE(env.run_until([&] { return (first.connected || first.failed()) && (second.connected || second.failed()); }));
     REQUIRE(first.connected);
-    REQUIRE(second.connected);
     Endpoint &third = env.connect(server);
     REQUIRE(env.run_until([&] { return third.connected || third.failed(); }));
     CHECK_FALSE(third.connected);
     INFO("third: " << third.last_error);
-    CHECK(third.error_code == -ECONNREFUSED);
-    CHECK(third.last_error.find("pool") != std::string::npos);
+    CHECK(third.error_code == -ENOBUFS);
     CHECK(third.last_error.find("rdma.pool_max") != std::string::npos);
     CHECK(transport_stats(env).pool_exhausted >= 1);
-
-    // The two that fit still carry data both ways.
+    CHECK(third.stats().pool_exhausted == 1);
     first.send("still alive");
     REQUIRE(env.run_until([&] { return first.received.size() >= 11 || first.failed(); }));
     CHECK(first.received == "still alive");
-    CHECK(env.rule_violations() == "");
 }
 
 TEST_CASE("a connect request whose client already gave up is cleaned up quietly, with no QP left behind",
@@ -55,6 +97,11 @@ TEST_CASE("a connect request whose client already gave up is cleaned up quietly,
     {
         Env env(2);
         Server &server = env.listen(1, 1);
+        // A first connection resolves the neighbour, so the stale one below
+        // reaches the server (its CONNECT_REQUEST is sent) before it gives up.
+        Endpoint &warm = env.connect(server);
+        REQUIRE(env.run_until([&] { return warm.connected || warm.failed(); }));
+        REQUIRE(warm.connected);
         uint64_t aborted_before = transport_stats(env).handshakes_aborted;
         // The server's loop is busy while the client gives up.
         std::atomic<bool> release{false};
@@ -65,13 +112,18 @@ TEST_CASE("a connect request whose client already gave up is cleaned up quietly,
         REQUIRE(env.try_connect(server.address, 1500, &client) == 0);
         REQUIRE(env.run_until([&] { return client->failed() || client->connected; }));
         CHECK(client->error_code == -ETIMEDOUT);
+        CHECK(client->last_error.find("(connecting)") != std::string::npos);
         client->close();
         env.spin();
         release = true;
         REQUIRE(env.run_until([&] { return transport_stats(env).handshakes_aborted > aborted_before; }, 120s));
-        // Whatever the server saw of it is gone again.
-        REQUIRE(env.run_until([&] { return transport_stats(env).connections_open == 0; }, 60s));
+        env.spin();
     }
+    // Whatever the server saw of it is gone with the Env.
+    tw_transport_stats st{};
+    st.size = sizeof st;
+    REQUIRE(transport().ops().ctrl(transport().handle(), nullptr, TW_CTRL_GET_TRANSPORT_STATS, &st) == 0);
+    CHECK(st.connections_open == 0);
     CHECK(logs.warnings() == 0);
     INFO(logs.text());
     if (qps_before >= 0) CHECK(qp_count() == qps_before);
@@ -84,7 +136,7 @@ TEST_CASE("a peer killed mid-stream surfaces as a connection error, and its ring
     const char *server_ip = getenv("SOFTROCE_SERVER_IP");
     std::string line;
     sockaddr_storage addr = context().server_address();
-    pid_t child = start_child({"sink", to_text(addr).substr(0, to_text(addr).rfind(':'))}, &line);
+    pid_t child = start_child({"sink", server_ip_of(addr)}, &line);
     REQUIRE(child > 0);
     INFO("child said: " << line << " (server ip " << (server_ip ? server_ip : "?") << ")");
     uint16_t port = static_cast<uint16_t>(std::atoi(line.c_str()));

@@ -38,6 +38,17 @@ int child_memlock()
 
 int child_no_device()
 {
+    // The loader finds build-tree plugins by this executable's path; name
+    // the directory outright, since the mount namespace below may hide it.
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 6;
+    exe[n] = '\0';
+    std::string dir(exe);
+    dir = dir.substr(0, dir.rfind('/'));            // build/tests/rdma
+    dir = dir.substr(0, dir.rfind('/'));            // build/tests
+    dir = dir.substr(0, dir.rfind('/')) + "/rdma_plugin";
+    setenv("TWINWIRE_PLUGIN_PATH", dir.c_str(), 1);
     // A private mount namespace where the RDMA device nodes and sysfs
     // classes are empty: rdma-core finds no device.
     if (unshare(CLONE_NEWNS) != 0) return 3;
@@ -50,15 +61,16 @@ int child_no_device()
     return t ? 1 : 0;
 }
 
-int child_sink_server()
+int child_server(bool echo)
 {
-    // Accepts connections that never read: the client fills the ring and
-    // waits for credits when the parent kills this process.
+    // sink: accepts connections that never read (the client fills the ring
+    // and waits for credits when the parent kills this process); echo: an
+    // echo server with the rdma.* settings given on the command line.
     using namespace conformance;
     conformance::Env env;
     Server &server = env.listen();
-    server.echo = false;
-    server.configure = [](Endpoint &e) { e.auto_read = false; };
+    server.echo = echo;
+    if (!echo) server.configure = [](Endpoint &e) { e.auto_read = false; };
     printf("%u\n", port_of(server.address));
     fflush(stdout);
     env.run_until([] { return false; }, std::chrono::milliseconds(300000));

@@ -72,10 +72,18 @@ int main(int argc, char **argv)
         std::string mode = argv[2];
         if (mode == "memlock") return child_memlock();
         if (mode == "nodevice") return child_no_device();
-        if (mode == "sink" && argc >= 4) {
+        if ((mode == "sink" || mode == "echo") && argc >= 4) {
+            // Further arguments: rdma.key=value settings for this server.
+            std::map<std::string, std::string> settings;
+            for (int i = 4; i < argc; ++i) {
+                std::string kv = argv[i];
+                size_t eq = kv.find('=');
+                if (eq != std::string::npos) settings[kv.substr(0, eq)] = kv.substr(eq + 1);
+            }
+            use_settings(settings);
             RdmaTestContext context(argv[3], argv[3]);
             twinwire::conformance::set_context(&context);
-            int rc = child_sink_server();
+            int rc = child_server(mode == "echo");
             twinwire::conformance::release_transport();
             return rc;
         }

@@ -48,6 +48,6 @@ long qp_count();
 /// Child modes (main.cpp dispatches to them).
 int child_memlock();
 int child_no_device();
-int child_sink_server();
+int child_server(bool echo);
 
 } // namespace twinwire::rdmatest
