@@ -12,6 +12,8 @@
 
 namespace twrdma {
 
+static void start_resolve(tw_conn *c);
+
 namespace {
 
 /// Address and route resolution plus three CM messages: more than a TCP
@@ -274,6 +276,37 @@ void conn_delete(tw_conn *c)
     delete c;
 }
 
+/// Resolve the address in steps of at most a second: the kernel retries a
+/// pending neighbour lookup only when the step times out, so one long step
+/// would hold a connect for its whole timeout when ARP is slow to answer.
+static void start_resolve(tw_conn *c)
+{
+    tw_transport_loop *l = c->loop;
+    if (c->id) {
+        rdma_destroy_id(c->id);
+        c->id = nullptr;
+    }
+    if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
+        int err = errno;
+        c->id = nullptr;
+        conn_fail(c, -err, call_failed("rdma_create_id", err));
+        return;
+    }
+    c->state = ConnState::ResolvingAddr;
+    bool bind = c->src.ss_family != 0;
+    int step = remaining_ms(c) < 1000 ? remaining_ms(c) : 1000;
+    if (rdma_resolve_addr(c->id, bind ? reinterpret_cast<sockaddr *>(&c->src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&c->dst), step) != 0) {
+        int err = errno;
+        int code = err == ENODEV || err == EADDRNOTAVAIL || err == ENETUNREACH ? -ENETUNREACH : -EHOSTUNREACH;
+        conn_fail(c, code,
+                  "connect to " + c->peer_text + ": " +
+                      call_failed("rdma_resolve_addr", err,
+                                  bind ? "is the source address on an RDMA-capable interface?"
+                                       : "no RDMA device reaches this address"));
+    }
+}
+
 int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
 {
     if (!p || p->size < sizeof(tw_connect_params) || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
@@ -285,26 +318,10 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
     c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
     c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
     *out = c;
-    if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
-        int err = errno;
-        c->id = nullptr;
-        conn_fail(c, -err, call_failed("rdma_create_id", err));
-        return 0;
-    }
-    sockaddr_storage dst{}, src{};
-    std::memcpy(&dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     if (p->source)
-        std::memcpy(&src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (rdma_resolve_addr(c->id, p->source ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&dst), remaining_ms(c)) != 0) {
-        int err = errno;
-        int code = err == ENODEV || err == EADDRNOTAVAIL || err == ENETUNREACH ? -ENETUNREACH : -EHOSTUNREACH;
-        conn_fail(c, code,
-                  "connect to " + c->peer_text + ": " +
-                      call_failed("rdma_resolve_addr", err,
-                                  p->source ? "is the source address on an RDMA-capable interface?"
-                                            : "no RDMA device reaches this address"));
-    }
+        std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    start_resolve(c);
     return 0;
 }
 
@@ -317,6 +334,16 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     }
     if (c->state == ConnState::Finished) return;
+    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
+        now_ns(t) + 1000000ull < c->deadline_ns) {
+        start_resolve(c); // another step (see start_resolve)
+        return;
+    }
+    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
+        now_ns(t) + 1000000ull < c->deadline_ns) {
+        start_resolve(c); // another step (see start_resolve)
+        return;
+    }
     switch (ev.event) {
     case RDMA_CM_EVENT_ADDR_ERROR:
     case RDMA_CM_EVENT_ROUTE_ERROR:

@@ -126,6 +126,8 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
     uint32_t timeout_ms = 0;
     std::string peer_text;    ///< "10.77.0.2:7379" for messages
+    sockaddr_storage dst{};   ///< client: where to connect
+    sockaddr_storage src{};   ///< client: source to bind (family 0: none)
 
     // peer (from its hello)
     uint8_t version = 0;
