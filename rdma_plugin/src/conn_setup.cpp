@@ -20,23 +20,6 @@ namespace {
 /// handshake needs, so a roomier default when the host gives none.
 constexpr uint32_t kDefaultConnectTimeoutMs = 10000;
 
-std::string addr_text(const sockaddr *sa)
-{
-    if (!sa) return "?";
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET) {
-        auto *in = reinterpret_cast<const sockaddr_in *>(sa);
-        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-        return format("%s:%u", host, ntohs(in->sin_port));
-    }
-    if (sa->sa_family == AF_INET6) {
-        auto *in6 = reinterpret_cast<const sockaddr_in6 *>(sa);
-        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-        return format("[%s]:%u", host, ntohs(in6->sin6_port));
-    }
-    return format("(family %d)", sa->sa_family);
-}
-
 bool addr_ok(const sockaddr *sa, uint32_t len)
 {
     if (!sa) return false;
@@ -314,7 +297,7 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
     if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
     tw_conn *c = conn_new(l);
     c->is_client = true;
-    c->peer_text = addr_text(p->addr);
+    c->peer_text = sockaddr_text(p->addr);
     c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
     c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
     *out = c;

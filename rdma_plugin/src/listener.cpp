@@ -22,22 +22,7 @@ void reject(rdma_cm_id *id, RejectReason reason, const std::string &text)
     rdma_reject(id, &rej, sizeof rej);
 }
 
-std::string peer_of(rdma_cm_id *id)
-{
-    sockaddr *sa = rdma_get_peer_addr(id);
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (sa && sa->sa_family == AF_INET) {
-        auto *in = reinterpret_cast<sockaddr_in *>(sa);
-        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-        return format("%s:%u", host, ntohs(in->sin_port));
-    }
-    if (sa && sa->sa_family == AF_INET6) {
-        auto *in6 = reinterpret_cast<sockaddr_in6 *>(sa);
-        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-        return format("[%s]:%u", host, ntohs(in6->sin6_port));
-    }
-    return "?";
-}
+std::string peer_of(rdma_cm_id *id) { return sockaddr_text(rdma_get_peer_addr(id)); }
 
 void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 {

@@ -71,37 +71,38 @@ tw_transport_stats transport_stats(conformance::Env &env)
     return s;
 }
 
-static std::vector<char *> child_argv(const std::vector<std::string> &args, std::vector<std::string> &storage)
+/// fork + exec this executable as `--child args...`; its stdout (and stderr
+/// when `with_stderr`) go to the returned pipe.
+static pid_t spawn(const std::vector<std::string> &args, bool with_stderr, int *out_fd)
 {
-    storage.clear();
-    storage.push_back("/proc/self/exe");
-    storage.push_back("--child");
-    for (auto &a : args) storage.push_back(a);
+    std::vector<std::string> storage{"/proc/self/exe", "--child"};
+    storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char *> argv;
     for (auto &s : storage) argv.push_back(const_cast<char *>(s.c_str()));
     argv.push_back(nullptr);
-    return argv;
-}
-
-int run_child(const std::vector<std::string> &args, std::string *output)
-{
-    std::vector<std::string> storage;
-    auto argv = child_argv(args, storage);
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fds[1], 1);
-        dup2(fds[1], 2);
+        if (with_stderr) dup2(fds[1], 2);
         close(fds[0]);
         execv("/proc/self/exe", argv.data());
         _exit(127);
     }
     close(fds[1]);
+    *out_fd = fds[0];
+    return pid;
+}
+
+int run_child(const std::vector<std::string> &args, std::string *output)
+{
+    int fd = -1;
+    pid_t pid = spawn(args, true, &fd);
     char buf[4096];
     ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0) output->append(buf, static_cast<size_t>(n));
-    close(fds[0]);
+    while ((n = read(fd, buf, sizeof buf)) > 0) output->append(buf, static_cast<size_t>(n));
+    close(fd);
     int status = 0;
     waitpid(pid, &status, 0);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
@@ -109,21 +110,11 @@ int run_child(const std::vector<std::string> &args, std::string *output)
 
 pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 {
-    std::vector<std::string> storage;
-    auto argv = child_argv(args, storage);
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execv("/proc/self/exe", argv.data());
-        _exit(127);
-    }
-    close(fds[1]);
+    int fd = -1;
+    pid_t pid = spawn(args, false, &fd);
     char c;
-    while (read(fds[0], &c, 1) == 1 && c != '\n') first_line->push_back(c);
-    close(fds[0]);
+    while (read(fd, &c, 1) == 1 && c != '\n') first_line->push_back(c);
+    close(fd);
     return pid;
 }
 
