@@ -72,6 +72,7 @@ int main(int argc, char **argv)
         std::string mode = argv[2];
         if (mode == "memlock") return child_memlock();
         if (mode == "nodevice") return child_no_device();
+        if (mode == "runtime-echo" && argc >= 5) return child_runtime_echo(argv[3], argv[4]);
         if ((mode == "sink" || mode == "echo") && argc >= 4) {
             // Further arguments: rdma.key=value settings for this server.
             std::map<std::string, std::string> settings;

@@ -49,5 +49,6 @@ long qp_count();
 int child_memlock();
 int child_no_device();
 int child_server(bool echo);
+int child_runtime_echo(const std::string &mode, const std::string &ip);
 
 } // namespace twinwire::rdmatest
