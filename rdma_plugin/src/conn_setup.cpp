@@ -375,6 +375,8 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
             // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
             // end-of-stream, writes fail like on a closed socket.
             c->write_error = -EPIPE;
+            c->last_error = "write: broken pipe: " + c->peer_text +
+                            " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
             mark_ready(c);
         } else {
             conn_fail(c, -ECONNRESET, "connection reset: " + c->peer_text +
