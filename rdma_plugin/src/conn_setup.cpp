@@ -305,8 +305,17 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
     c->deadline_ns = c->started_ns + c->timeout_ms * 1000000ull;
     *out = c;
     std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (p->source)
+    if (p->source) {
         std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    } else if (l->t->cfg.gid_index >= 0) {
+        // rdma_cm picks the GID from the source address: rdma.gid_index is
+        // applied by binding the address that GID entry carries.
+        std::string why;
+        if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->src, &why)) {
+            c->src.ss_family = 0;
+            logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(), why.c_str());
+        }
+    }
     start_resolve(c);
     return 0;
 }
@@ -320,11 +329,6 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     }
     if (c->state == ConnState::Finished) return;
-    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
-        now_ns(t) + 1000000ull < c->deadline_ns) {
-        start_resolve(c); // another step (see start_resolve)
-        return;
-    }
     if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
         now_ns(t) + 1000000ull < c->deadline_ns) {
         start_resolve(c); // another step (see start_resolve)
