@@ -12,24 +12,13 @@
 
 namespace twrdma {
 
+static void start_resolve(tw_conn *c);
+
 namespace {
 
-std::string addr_text(const sockaddr *sa)
-{
-    if (!sa) return "?";
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET) {
-        auto *in = reinterpret_cast<const sockaddr_in *>(sa);
-        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-        return format("%s:%u", host, ntohs(in->sin_port));
-    }
-    if (sa->sa_family == AF_INET6) {
-        auto *in6 = reinterpret_cast<const sockaddr_in6 *>(sa);
-        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-        return format("[%s]:%u", host, ntohs(in6->sin6_port));
-    }
-    return format("(family %d)", sa->sa_family);
-}
+/// Address and route resolution plus three CM messages: more than a TCP
+/// handshake needs, so a roomier default when the host gives none.
+constexpr uint32_t kDefaultConnectTimeoutMs = 10000;
 
 bool addr_ok(const sockaddr *sa, uint32_t len)
 {
@@ -130,8 +119,9 @@ int setup_qp(tw_conn *c, std::string *why)
         // Some devices cannot inline; retry without.
         attr.cap.max_inline_data = 0;
         if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
-            *why = call_failed("rdma_create_qp", errno, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
-            return -errno;
+            int err = errno;
+            *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
+            return -err;
         }
     }
     c->qp = c->id->qp;
@@ -151,12 +141,10 @@ int setup_qp(tw_conn *c, std::string *why)
     c->tx_size = s.send_buffer_size;
     c->recv_bufs = c->tx + s.send_buffer_size;
     c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
-    for (uint32_t i = 0; i < s.recv_depth; ++i) {
-        int rc = post_recv(c, i);
-        if (rc) {
-            *why = call_failed("ibv_post_recv", -rc);
-            return rc;
-        }
+    int rc = post_recvs(c, 0, s.recv_depth);
+    if (rc) {
+        *why = call_failed("ibv_post_recv", -rc);
+        return rc;
     }
     return 0;
 }
@@ -164,6 +152,7 @@ int setup_qp(tw_conn *c, std::string *why)
 void established(tw_conn *c)
 {
     c->state = ConnState::Established;
+    c->was_established = true;
     c->connected_pending = true;
     c->last_rx_ns = now_ns(c->loop->t);
     c->deadline_ns = 0;
@@ -193,6 +182,7 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
     case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (c->state != ConnState::ResolvingAddr) return;
         c->state = ConnState::ResolvingRoute;
+        c->addr_resolved_ns = now_ns(t);
         if (rdma_resolve_route(c->id, remaining_ms(c)) != 0)
             conn_fail(c, -EHOSTUNREACH, call_failed("rdma_resolve_route", errno));
         return;
@@ -270,37 +260,63 @@ void conn_delete(tw_conn *c)
     delete c;
 }
 
-int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
+/// Resolve the address in steps of at most a second: the kernel retries a
+/// pending neighbour lookup only when the step times out, so one long step
+/// would hold a connect for its whole timeout when ARP is slow to answer.
+static void start_resolve(tw_conn *c)
 {
-    if (!p || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
-    if (p->source && !addr_ok(p->source, p->sourcelen)) return -EINVAL;
-    if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
-    tw_conn *c = conn_new(l);
-    c->is_client = true;
-    c->peer_text = addr_text(p->addr);
-    c->timeout_ms = p->timeout_ms ? p->timeout_ms : 3000;
-    c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
-    *out = c;
+    tw_transport_loop *l = c->loop;
+    if (c->id) {
+        rdma_destroy_id(c->id);
+        c->id = nullptr;
+    }
     if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
         int err = errno;
         c->id = nullptr;
         conn_fail(c, -err, call_failed("rdma_create_id", err));
-        return 0;
+        return;
     }
-    sockaddr_storage dst{}, src{};
-    std::memcpy(&dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (p->source)
-        std::memcpy(&src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (rdma_resolve_addr(c->id, p->source ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&dst), remaining_ms(c)) != 0) {
+    c->state = ConnState::ResolvingAddr;
+    c->resolve_steps += 1;
+    bool bind = c->src.ss_family != 0;
+    int step = remaining_ms(c) < 1000 ? remaining_ms(c) : 1000;
+    if (rdma_resolve_addr(c->id, bind ? reinterpret_cast<sockaddr *>(&c->src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&c->dst), step) != 0) {
         int err = errno;
         int code = err == ENODEV || err == EADDRNOTAVAIL || err == ENETUNREACH ? -ENETUNREACH : -EHOSTUNREACH;
         conn_fail(c, code,
                   "connect to " + c->peer_text + ": " +
                       call_failed("rdma_resolve_addr", err,
-                                  p->source ? "is the source address on an RDMA-capable interface?"
-                                            : "no RDMA device reaches this address"));
+                                  bind ? "is the source address on an RDMA-capable interface?"
+                                       : "no RDMA device reaches this address"));
     }
+}
+
+int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
+{
+    if (!p || p->size < sizeof(tw_connect_params) || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
+    if (p->source && !addr_ok(p->source, p->sourcelen)) return -EINVAL;
+    if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
+    tw_conn *c = conn_new(l);
+    c->is_client = true;
+    c->peer_text = sockaddr_text(p->addr);
+    c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
+    c->started_ns = now_ns(l->t);
+    c->deadline_ns = c->started_ns + c->timeout_ms * 1000000ull;
+    *out = c;
+    std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    if (p->source) {
+        std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    } else if (l->t->cfg.gid_index >= 0) {
+        // rdma_cm picks the GID from the source address: rdma.gid_index is
+        // applied by binding the address that GID entry carries.
+        std::string why;
+        if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->src, &why)) {
+            c->src.ss_family = 0;
+            logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(), why.c_str());
+        }
+    }
+    start_resolve(c);
     return 0;
 }
 
@@ -313,6 +329,11 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     }
     if (c->state == ConnState::Finished) return;
+    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
+        now_ns(t) + 1000000ull < c->deadline_ns) {
+        start_resolve(c); // another step (see start_resolve)
+        return;
+    }
     switch (ev.event) {
     case RDMA_CM_EVENT_ADDR_ERROR:
     case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -358,6 +379,8 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
             // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
             // end-of-stream, writes fail like on a closed socket.
             c->write_error = -EPIPE;
+            c->last_error = "write: broken pipe: " + c->peer_text +
+                            " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
             mark_ready(c);
         } else {
             conn_fail(c, -ECONNRESET, "connection reset: " + c->peer_text +
@@ -385,6 +408,15 @@ void conn_accept_on_target(void *arg)
     c->deadline_ns = now_ns(t) + t->cfg.dead_peer_ms * 1000000ull;
     std::string why;
     int rc = setup_qp(c, &why);
+    if (rc == -EINVAL) {
+        // rdma_create_qp asks the CM for the QP attributes; EINVAL means the
+        // CM state moved on: the client rejected (gave up) meanwhile.
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client before accept: %s",
+             c->peer_text.c_str(), why.c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        return;
+    }
     if (rc) {
         RejectReason reason = rc == -ENOBUFS ? RejectReason::PoolExhausted : RejectReason::Resources;
         WireReject rej = reject_make(reason, "server: " + why);
@@ -466,7 +498,10 @@ void conn_close(tw_conn *c)
     c->host_closed = true;
     c->cb = nullptr;
     c->borrowed = false;
-    if (c->state != ConnState::Established || c->error || c->disconnected || l->t->cfg.linger_ms == 0) {
+    // Closing with unread bytes is an abortive close, as with TCP: the peer
+    // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
+    bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
+    if (c->state != ConnState::Established || c->error || c->disconnected || unread || l->t->cfg.linger_ms == 0) {
         bool clean = c->peer_eof && c->shutdown_acked;
         if (c->state != ConnState::Finished) conn_teardown(c, clean);
         if (!c->reaped) {
@@ -514,9 +549,17 @@ void conn_tick(tw_conn *c, uint64_t now)
     if (c->state != ConnState::Established) {
         if (c->state != ConnState::Queued && c->deadline_ns && now >= c->deadline_ns && !c->error) {
             if (!c->is_client) t->counters.handshakes_aborted += 1;
+            std::string detail;
+            if (c->is_client)
+                detail = format("; address resolved %s after %u step(s)",
+                                c->addr_resolved_ns ? format("%llu ms after the start", static_cast<unsigned long long>(
+                                                                                          (c->addr_resolved_ns - c->started_ns) / 1000000ull)).c_str()
+                                                    : "never",
+                                c->resolve_steps);
             conn_fail(c, -ETIMEDOUT,
-                      format("%s %s timed out after %u ms (%s)", c->is_client ? "connect to" : "accept from",
-                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state)));
+                      format("%s %s timed out after %u ms (%s%s)", c->is_client ? "connect to" : "accept from",
+                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state),
+                             detail.c_str()));
         }
         return;
     }

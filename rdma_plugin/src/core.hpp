@@ -88,7 +88,7 @@ struct tw_listener : twrdma::CmOwner {
     rdma_cm_id *id = nullptr;
     tw_incoming_cb on_incoming = nullptr;
     void *arg = nullptr;
-    int backlog = 128;
+    int backlog = 1024;
     std::deque<tw_conn *> queue; ///< requests waiting for accept()
     bool closed = false;
 };
@@ -110,6 +110,7 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::Block *block = nullptr;
     bool hello_sent = false;   ///< the peer may know our rkey
     bool disconnected = false; ///< DISCONNECTED seen or rdma_disconnect called
+    bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
 
     // host side
     tw_conn_cb cb = nullptr;
@@ -124,7 +125,12 @@ struct tw_conn : twrdma::CmOwner {
     std::string last_error;
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
     uint32_t timeout_ms = 0;
+    uint64_t started_ns = 0;        ///< client: connect() time
+    uint64_t addr_resolved_ns = 0;  ///< client: ADDR_RESOLVED time
+    uint32_t resolve_steps = 0;     ///< client: rdma_resolve_addr calls
     std::string peer_text;    ///< "10.77.0.2:7379" for messages
+    sockaddr_storage dst{};   ///< client: where to connect
+    sockaddr_storage src{};   ///< client: source to bind (family 0: none)
 
     // peer (from its hello)
     uint8_t version = 0;
@@ -256,7 +262,7 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out);
 int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
-int post_recv(tw_conn *c, uint32_t index);
+int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
 /// Lingering close: done when our SHUTDOWN is acked and the peer ended.
 void conn_check_linger(tw_conn *c);
 

@@ -163,21 +163,29 @@ bool pump_data(tw_conn *c)
     return c->tx_posted == c->tx_head;
 }
 
+/// A CREDIT that returns at least half our receives may use the peer's last
+/// receive; anything else leaves one free for such a CREDIT.  So the two
+/// ends can never both sit at zero credits while owing each other.
+bool control_allowed(const tw_conn *c, Ctrl type)
+{
+    bool big_return = owed_total(c) * 2 >= cfg(c).recv_depth;
+    uint32_t need = (type == Ctrl::Credit && big_return) ? 1 : 2;
+    return c->send_credits >= need;
+}
+
 void pump_control(tw_conn *c, bool data_all_posted)
 {
-    const Settings &s = cfg(c);
-    while (!c->error && c->send_credits > 0 && sq_free(c) >= 1 &&
-           c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
-        if (c->want_ka_ack) {
+    while (!c->error && sq_free(c) >= 1 && c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
+        if (c->want_ka_ack && control_allowed(c, Ctrl::KeepaliveAck)) {
             c->want_ka_ack = false;
             if (!send_ctrl(c, Ctrl::KeepaliveAck, false)) return;
-        } else if (c->want_credit) {
+        } else if (c->want_credit && control_allowed(c, Ctrl::Credit)) {
             c->want_credit = false;
             if (!send_ctrl(c, Ctrl::Credit, false)) return;
-        } else if (c->want_keepalive) {
+        } else if (c->want_keepalive && control_allowed(c, Ctrl::Keepalive)) {
             c->want_keepalive = false;
             if (!send_ctrl(c, Ctrl::Keepalive, false)) return;
-        } else if (c->want_shutdown && data_all_posted && !c->shutdown_sent) {
+        } else if (c->want_shutdown && data_all_posted && !c->shutdown_sent && control_allowed(c, Ctrl::Shutdown)) {
             c->want_shutdown = false;
             c->shutdown_sent = true;
             if (!send_ctrl(c, Ctrl::Shutdown, true)) return;
@@ -186,15 +194,13 @@ void pump_control(tw_conn *c, bool data_all_posted)
             break;
         }
     }
-    (void)s;
 }
 
+/// Report consumed ring space every quarter ring, and return receives once
+/// half of them wait (whatever consumed them: data or control).
 void check_credit_report(tw_conn *c)
 {
-    const Settings &s = cfg(c);
-    uint32_t ctrl_threshold = std::max<uint32_t>(2, s.control_credits / 2);
-    if ((c->rx_head - c->rx_reported) * 4 >= c->rx_size || c->owed_data * 2 >= s.recv_depth ||
-        c->owed_ctrl >= ctrl_threshold)
+    if ((c->rx_head - c->rx_reported) * 4 >= c->rx_size || owed_total(c) * 2 >= cfg(c).recv_depth)
         c->want_credit = true;
 }
 
@@ -226,7 +232,12 @@ void on_data(tw_conn *c, uint32_t imm_host)
     c->rx_tail += imm.len;
     c->stats.bytes_received += imm.len;
     c->stats.messages_received += 1;
-    if (c->rd_shut || c->host_closed) c->rx_head = c->rx_tail; // nobody will read: free the ring
+    if (c->host_closed) {
+        // Data for a closed connection: reset it, as TCP does.
+        conn_fail(c, -ECONNRESET, "data arrived after close");
+        return;
+    }
+    if (c->rd_shut) c->rx_head = c->rx_tail; // nobody will read: free the ring
     mark_ready(c);
 }
 
@@ -272,19 +283,32 @@ void on_send_done(tw_conn *c)
 
 } // namespace
 
-int post_recv(tw_conn *c, uint32_t index)
+int post_recvs(tw_conn *c, uint32_t first, uint32_t count)
 {
-    ibv_sge sge{};
-    sge.addr = reinterpret_cast<uint64_t>(c->recv_bufs + size_t(index) * kRecvBufSize);
-    sge.length = kRecvBufSize;
-    sge.lkey = c->block->lkey;
-    ibv_recv_wr wr{};
-    wr.wr_id = make_wr_id(c->serial, WrKind::Recv, index);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr *bad = nullptr;
-    int rc = ibv_post_recv(c->qp, &wr, &bad);
-    return rc ? -rc : 0;
+    // One call for the whole batch: posting is a doorbell per call.
+    ibv_sge sges[64];
+    ibv_recv_wr wrs[64];
+    while (count > 0) {
+        uint32_t n = std::min<uint32_t>(count, 64);
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t index = first + i;
+            sges[i] = ibv_sge{};
+            sges[i].addr = reinterpret_cast<uint64_t>(c->recv_bufs + size_t(index) * kRecvBufSize);
+            sges[i].length = kRecvBufSize;
+            sges[i].lkey = c->block->lkey;
+            wrs[i] = ibv_recv_wr{};
+            wrs[i].wr_id = make_wr_id(c->serial, WrKind::Recv, index);
+            wrs[i].sg_list = &sges[i];
+            wrs[i].num_sge = 1;
+            wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+        }
+        ibv_recv_wr *bad = nullptr;
+        int rc = ibv_post_recv(c->qp, wrs, &bad);
+        if (rc) return -rc;
+        first += n;
+        count -= n;
+    }
+    return 0;
 }
 
 void conn_pump(tw_conn *c)
@@ -317,7 +341,7 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (data) on_data(c, ntohl(wc.imm_data));
         else on_ctrl(c, c->recv_bufs + size_t(index) * kRecvBufSize, wc.byte_len);
         if (c->error) return;
-        int rc = post_recv(c, index);
+        int rc = post_recvs(c, index, 1);
         if (rc) {
             conn_fail(c, -TW_EWC, call_failed("ibv_post_recv", -rc));
             return;
@@ -368,7 +392,10 @@ ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt)
 {
     if (c->state != ConnState::Established) return not_ready(c);
     if (c->error) return c->error;
-    if (c->wr_shut) return -EPIPE;
+    if (c->wr_shut) {
+        c->last_error = "write after shutdown(SHUT_WR) on this connection";
+        return -EPIPE;
+    }
     if (c->write_error) return c->write_error;
     if (c->sendbuf_out) return -EBUSY;
     size_t want = 0;

@@ -276,7 +276,7 @@ const tw_transport_ops rdma_ops = {
     TW_TRANSPORT_OPS_VERSION,
     "rdma",
     "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
-    TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_IPV6 | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
+    TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
         TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL,
     op_init,
     op_fini,

@@ -15,8 +15,10 @@ void mark_ready(tw_conn *c)
 uint32_t level_events(const tw_conn *c)
 {
     uint32_t ev = 0;
-    bool up = c->state == ConnState::Established || c->state == ConnState::Finished;
-    if (c->error || (up && (c->rx_tail > c->rx_head || c->peer_eof || c->rd_shut))) ev |= TW_EV_READ;
+    // A handshake that failed reports TW_EV_ERROR only: READ/WRITE never
+    // come before TW_EV_CONNECTED.
+    if (!c->was_established) return 0;
+    if (c->error || c->rx_tail > c->rx_head || c->peer_eof || c->rd_shut) ev |= TW_EV_READ;
     if (c->borrowed) ev &= ~TW_EV_READ;
     if (c->state == ConnState::Established && !c->error && !c->wr_shut && !c->write_error && !c->sendbuf_out &&
         c->tx_head - c->tx_done < c->tx_size)

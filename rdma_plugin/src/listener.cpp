@@ -22,22 +22,7 @@ void reject(rdma_cm_id *id, RejectReason reason, const std::string &text)
     rdma_reject(id, &rej, sizeof rej);
 }
 
-std::string peer_of(rdma_cm_id *id)
-{
-    sockaddr *sa = rdma_get_peer_addr(id);
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (sa && sa->sa_family == AF_INET) {
-        auto *in = reinterpret_cast<sockaddr_in *>(sa);
-        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-        return format("%s:%u", host, ntohs(in->sin_port));
-    }
-    if (sa && sa->sa_family == AF_INET6) {
-        auto *in6 = reinterpret_cast<sockaddr_in6 *>(sa);
-        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-        return format("[%s]:%u", host, ntohs(in6->sin6_port));
-    }
-    return "?";
-}
+std::string peer_of(rdma_cm_id *id) { return sockaddr_text(rdma_get_peer_addr(id)); }
 
 void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 {
@@ -86,7 +71,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
 {
-    if (!p || !p->addr || !p->on_incoming) return -EINVAL;
+    if (!p || p->size < sizeof(tw_listen_params) || !p->addr || !p->on_incoming) return -EINVAL;
     if (!(p->addr->sa_family == AF_INET && p->addrlen >= sizeof(sockaddr_in)) &&
         !(p->addr->sa_family == AF_INET6 && p->addrlen >= sizeof(sockaddr_in6)))
         return -EAFNOSUPPORT;
@@ -94,7 +79,7 @@ int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener *
     ls->loop = l;
     ls->on_incoming = p->on_incoming;
     ls->arg = p->arg;
-    if (p->backlog > 0) ls->backlog = p->backlog;
+    ls->backlog = p->backlog > 0 ? p->backlog : 1024;
     if (rdma_create_id(l->cm, &ls->id, ls.get(), RDMA_PS_TCP) != 0) {
         int err = errno;
         logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_create_id", err).c_str());

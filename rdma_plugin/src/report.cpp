@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "report.hpp"
 
+#include <arpa/inet.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +32,22 @@ std::string human_bytes(unsigned long long bytes)
     if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return format("%llu MiB", bytes >> 20);
     if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return format("%llu KiB", bytes >> 10);
     return format("%llu bytes", bytes);
+}
+
+std::string sockaddr_text(const sockaddr *sa)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (sa && sa->sa_family == AF_INET) {
+        auto *in = reinterpret_cast<const sockaddr_in *>(sa);
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        return format("%s:%u", host, ntohs(in->sin_port));
+    }
+    if (sa && sa->sa_family == AF_INET6) {
+        auto *in6 = reinterpret_cast<const sockaddr_in6 *>(sa);
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        return format("[%s]:%u", host, ntohs(in6->sin6_port));
+    }
+    return sa ? format("(family %d)", sa->sa_family) : "?";
 }
 
 static const char *errno_hint(int err)

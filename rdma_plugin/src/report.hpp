@@ -4,6 +4,7 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <sys/socket.h>
 
 #include <string>
 
@@ -18,6 +19,8 @@ std::string wc_failed(const ibv_wc &wc, const char *what);
 const char *wc_hint(ibv_wc_status status);
 /// printf into a std::string.
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/// "10.77.0.2:7379", "[fe80::1]:7379"
+std::string sockaddr_text(const ::sockaddr *sa);
 /// "128 KiB", "8 MiB"
 std::string human_bytes(unsigned long long bytes);
 

@@ -6,7 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 
 using namespace twinwire::conformance;
 
@@ -63,9 +66,13 @@ TEST_CASE("a peer that resets the connection mid-message surfaces as an error, n
     };
     Endpoint &client = env.connect(server);
     client.send(make_payload(size_t(8) << 20, 3));
+    // The failure shows up in whatever the client does next: a read or
+    // write error, or TW_EV_ERROR from the loop.
+    REQUIRE(env.run_until([&] { return client.failed(); }));
+    INFO(client.describe());
+    // Rule 5: however it was noticed, the failure is also reported once as TW_EV_ERROR.
     REQUIRE(env.run_until([&] { return client.errors > 0; }));
     env.spin();
-    INFO("last_error: " << client.last_error);
     CHECK(client.errors == 1);
     CHECK(client.error_code < 0);
     CHECK(client.error_code != -EAGAIN);
@@ -124,9 +131,7 @@ TEST_CASE("close is safe from inside every kind of callback", "[close][rules]")
     }
     SECTION("TW_EV_ERROR")
     {
-        sockaddr_storage nowhere = server.address;
-        server.close();
-        Endpoint &client = env.connect(nowhere);
+        Endpoint &client = env.connect(env.unused_address());
         client.on_event = close_on(TW_EV_ERROR);
         REQUIRE(env.run_until([&] { return client.closed; }));
     }
@@ -138,4 +143,72 @@ TEST_CASE("close is safe from inside every kind of callback", "[close][rules]")
     }
     env.spin(50); // any callback after a close would be counted now
     CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("bytes the transport accepted before close still reach the peer", "[close]")
+{
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    server.configure = [](Endpoint &e) { e.pause_reading(); }; // nothing is read until the sender closed
+    Endpoint &client = env.connect_both(server);
+    Endpoint &reader = *server.endpoints[0];
+
+    // Fill the transport with write() until it refuses, then lend one
+    // zero-copy buffer on top: everything it took must arrive.
+    const std::string stream = make_payload(size_t(64) << 20, 21);
+    size_t accepted = 0;
+    for (;;) {
+        ssize_t n = client.write(stream.data() + accepted, std::min<size_t>(size_t(1) << 20, stream.size() - accepted));
+        if (n == -EAGAIN) break;
+        REQUIRE(n > 0);
+        accepted += static_cast<size_t>(n);
+        REQUIRE(accepted < stream.size()); // the transport must push back at some point
+    }
+    {
+        OpGuard guard;
+        tw_buf buf{};
+        int rc = client.ops().send_buf_get(client.conn(), 0, &buf);
+        if (rc == 0) {
+            buf.len = std::min(buf.cap, stream.size() - accepted);
+            memcpy(buf.data, stream.data() + accepted, buf.len);
+            REQUIRE(client.ops().send_buf_submit(client.conn(), &buf) == 0);
+            accepted += buf.len;
+        } else {
+            CHECK(rc == -EAGAIN);
+        }
+    }
+    client.close();
+
+    reader.resume_reading();
+    REQUIRE(env.run_until([&] { return reader.eof || reader.failed(); }));
+    INFO(reader.describe());
+    CHECK_FALSE(reader.failed());
+    CHECK(reader.received.size() == accepted);
+    CHECK(checksum(reader.received) == checksum(std::string_view(stream).substr(0, accepted)));
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("writing to a peer that has gone returns an error and never raises SIGPIPE", "[close][errors]")
+{
+    // The default action of SIGPIPE ends the process: this case would not return.
+    struct DefaultSigpipe {
+        void (*old)(int) = signal(SIGPIPE, SIG_DFL);
+        ~DefaultSigpipe() { signal(SIGPIPE, old); }
+    } sigpipe;
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    Endpoint &client = env.connect_both(server);
+    server.endpoints[0]->close();
+
+    const std::string chunk = make_payload(64 * 1024, 8);
+    ssize_t rc = 0;
+    REQUIRE(env.run_until([&] {
+        rc = client.write(chunk.data(), chunk.size());
+        return rc < 0 && rc != -EAGAIN;
+    }));
+    INFO("write returned " << rc << "; last_error: " << client.ops().last_error(client.conn()));
+    CHECK(rc < 0);
+    CHECK_FALSE(std::string(client.ops().last_error(client.conn())).empty());
 }

@@ -9,25 +9,11 @@
 
 using namespace twinwire::conformance;
 
-namespace {
-
-/// A port on the server address where nothing listens: bound, then closed.
-sockaddr_storage closed_port(Env &env)
-{
-    Server &server = env.listen();
-    sockaddr_storage addr = server.address;
-    server.close();
-    return addr;
-}
-
-} // namespace
-
 TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once, with matching addresses", "[connect]")
 {
     Env env;
     Server &server = env.listen();
-    Endpoint &client = env.connect(server);
-    REQUIRE(env.run_until([&] { return client.connected && !server.endpoints.empty() && server.endpoints[0]->connected; }));
+    Endpoint &client = env.connect_both(server);
     env.spin();
     Endpoint &accepted = *server.endpoints[0];
     CHECK(client.connected == 1);
@@ -89,7 +75,7 @@ TEST_CASE("no callback runs from inside an operation, and READ/WRITE never come 
 TEST_CASE("connecting where nothing listens reports TW_EV_ERROR with -ECONNREFUSED", "[connect][errors]")
 {
     Env env;
-    sockaddr_storage nowhere = closed_port(env);
+    sockaddr_storage nowhere = env.unused_address();
     Endpoint &client = env.connect(nowhere);
     REQUIRE(env.run_until([&] { return client.errors > 0; }));
     env.spin();

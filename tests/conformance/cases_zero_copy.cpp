@@ -55,8 +55,7 @@ TEST_CASE("zero-copy buffers round-trip in stream order, and a partial return ke
             return true;
         };
     };
-    Endpoint &client = env.connect(server);
-    REQUIRE(env.run_until([&] { return client.connected && !server.endpoints.empty() && server.endpoints[0]->connected; }));
+    Endpoint &client = env.connect_both(server);
     Endpoint &peer = *server.endpoints[0];
 
     // Sender: write, then a lent buffer, then write again - one stream.

@@ -118,7 +118,10 @@ void Endpoint::update_interest()
 {
     if (!manage_interest || closed) return;
     uint32_t want = 0;
-    if (auto_read && reading_ && !eof && !read_error && queued() < backlog_limit) want |= TW_EV_READ;
+    // An echo stops reading while its own output backs up; a plain reader
+    // never does (its queue is what it sends, and stopping could deadlock).
+    bool backed_up = echo && queued() >= backlog_limit;
+    if (auto_read && reading_ && !eof && !read_error && !backed_up) want |= TW_EV_READ;
     if (queued() && !write_error) want |= TW_EV_WRITE;
     if (want != interest_) set_events(want);
 }
@@ -209,6 +212,15 @@ void Endpoint::handle(uint32_t events)
     if (closed) return;
     if (events & (TW_EV_WRITE | TW_EV_CONNECTED)) pump_write();
     update_interest();
+}
+
+std::string Endpoint::describe() const
+{
+    return label_ + ": received " + std::to_string(received.size()) + ", queued " + std::to_string(queued()) +
+           ", interest " + std::to_string(interest_) + ", callbacks " + std::to_string(callbacks) +
+           (eof ? ", eof" : "") + (closed ? ", closed" : "") + ", read_error " + std::to_string(read_error) +
+           ", write_error " + std::to_string(write_error) + ", errors " + std::to_string(errors) +
+           (last_error.empty() ? "" : " (" + last_error + ")");
 }
 
 std::string Endpoint::rule_violations() const

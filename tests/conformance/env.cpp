@@ -156,6 +156,25 @@ Endpoint &Env::connect(const sockaddr_storage &to, uint32_t timeout_ms)
     return *e;
 }
 
+Endpoint &Env::connect_both(Server &server)
+{
+    size_t before = server.endpoints.size();
+    Endpoint &client = connect(server);
+    bool up = run_until([&] {
+        return client.failed() || (client.connected && server.endpoints.size() > before && server.endpoints.back()->connected);
+    });
+    if (!up || client.failed()) throw std::runtime_error("connection did not come up: " + client.describe());
+    return client;
+}
+
+sockaddr_storage Env::unused_address()
+{
+    Server &server = listen();
+    sockaddr_storage addr = server.address;
+    server.close();
+    return addr;
+}
+
 std::string Env::rule_violations()
 {
     std::string out;

@@ -69,7 +69,7 @@ public:
     bool manage_interest = true; ///< choose READ/WRITE interest automatically
     size_t read_chunk = 64 * 1024;
     size_t reads_per_event = SIZE_MAX;           ///< 1 makes a slow reader
-    size_t backlog_limit = size_t(4) << 20;      ///< stop reading while this much waits to go out
+    size_t backlog_limit = size_t(4) << 20;      ///< an echo stops reading while this much waits to go out
     /// Runs first on every callback; return false to skip the default handling
     /// (and return false after closing the endpoint).
     std::function<bool(Endpoint &, uint32_t events)> on_event;
@@ -99,6 +99,8 @@ public:
     bool closed = false;
     bool failed() const { return errors > 0 || read_error < 0 || write_error < 0; }
 
+    /// One line of state for failure messages.
+    std::string describe() const;
     /// The event rules this endpoint saw broken, "" when none.
     std::string rule_violations() const;
 
@@ -194,6 +196,12 @@ public:
     /// Like try_connect, throwing when the op fails.
     Endpoint &connect(const sockaddr_storage &to, uint32_t timeout_ms = 0);
     Endpoint &connect(const Server &server) { return connect(server.address); }
+    /// Connect to `server` (which accepts onto loop 0) and wait until both
+    /// ends reported TW_EV_CONNECTED.  Returns the client; the accepted end
+    /// is server.endpoints.back().  Throws when that does not happen.
+    Endpoint &connect_both(Server &server);
+    /// An address of the context's server host where nothing listens.
+    sockaddr_storage unused_address();
     /// Give `conn` an endpoint owned by this Env, on loop i.
     Endpoint &adopt(unsigned i, tw_conn *conn, std::string label);
 

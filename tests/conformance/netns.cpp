@@ -32,8 +32,11 @@ sockaddr ipv4(const char *text)
 
 bool enter_silent_netns(std::string *why)
 {
-    if (unshare(CLONE_NEWNET) < 0) {
-        *why = errno_text("unshare(CLONE_NEWNET)") + " (needs root or CAP_SYS_ADMIN, and namespaces enabled)";
+    // Unprivileged users may still own a network namespace inside a user
+    // namespace of their own, where they have CAP_NET_ADMIN.
+    if (unshare(CLONE_NEWNET) < 0 && unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+        *why = errno_text("unshare(CLONE_NEWUSER | CLONE_NEWNET)") +
+               " (needs root, or unprivileged user namespaces enabled)";
         return false;
     }
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -46,6 +46,8 @@ public:
     ~PluginLibrary();
 
     const tw_plugin_info &info() const { return *info_; }
+    /// The plugin's probe() (devices, ports, limits; no init): "" when it has none.
+    std::string probe(const Config &config) const;
     /// The vtable with every optional member filled (stubs return -EOPNOTSUPP).
     const tw_transport_ops &ops() const { return ops_; }
     const std::string &path() const { return path_; }
@@ -72,8 +74,10 @@ public:
     /// The built-in TCP backend.  Throws std::runtime_error if it cannot init.
     static std::unique_ptr<Transport> builtin_tcp(const Config &config);
     /// Initialise a loaded plugin.  Returns nullptr and sets *why when the
-    /// plugin's init refuses, or when it leaves its config keys unread
-    /// (unknown keys).  Takes ownership of the library.
+    /// plugin's init refuses.  Throws ConfigError when init reports a bad
+    /// value (-TW_ECONFIG) or leaves keys under its prefix unread (unknown
+    /// keys): configuration mistakes stop start-up in every mode.
+    /// Takes ownership of the library.
     static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
                                                   std::string *why);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
@@ -99,6 +103,7 @@ public:
 
 private:
     Transport() = default;
+    void check_unknown_keys(const Config &config) const;
     tw_transport_ops ops_{};
     tw_transport *handle_ = nullptr;
     std::string name_;
