@@ -44,6 +44,11 @@ def load(path):
     return values
 
 
+def tick_bound(us):
+    """A latency at the guest's 4 ms timer tick (HZ=250): a wake-up waited for the tick."""
+    return 3500 <= us <= 4500
+
+
 def paired_ratio(a, b):
     """Median over the rounds of twinwire / perftest in the same round (robust to drifting load)."""
     ratios = [a[r] / b[r] for r in a if r in b and b[r] > 0]
@@ -69,13 +74,14 @@ def main():
         ratio = statistics.median(a.values()) / statistics.median(b.values())
         paired = paired_ratio(a, b)
         if metric == "mb_s":
-            goal, met = f">= {BW_GOAL}", ratio >= BW_GOAL
+            goal, met = f">= {BW_GOAL}", "yes" if ratio >= BW_GOAL else "no"
         else:
-            goal, met = f"<= {LAT_GOAL}", ratio <= LAT_GOAL
-        out.append(f"| {LABELS[test]} | {UNITS[metric]} | {tw} | {pt} | {ratio:.2f} | {paired:.2f} | {goal} | "
-                   f"{'yes' if met else 'no'} |")
+            goal, met = f"<= {LAT_GOAL}", "yes" if ratio <= LAT_GOAL else "no"
+            if any(tick_bound(statistics.median(x.values())) for x in (a, b)):
+                met = "n/a (a median is the 4 ms tick)"
+        out.append(f"| {LABELS[test]} | {UNITS[metric]} | {tw} | {pt} | {ratio:.2f} | {paired:.2f} | {goal} | {met} |")
     ticks = [tool for (test, tool, metric), v in values.items()
-             if metric == "t_typical_us" and any(3500 <= x <= 4500 for x in v.values())]
+             if metric == "t_typical_us" and any(tick_bound(x) for x in v.values())]
     if ticks:
         out += ["", "Note: some 64 B latency rounds of " + ", ".join(sorted(set(ticks))) + " sit at about 4000 us: "
                 "that is the guest's 4 ms timer tick (a wake-up waited for it), not the transport; compare the "
