@@ -250,7 +250,7 @@ void conn_close(tw_conn *c)
         return;
     }
     c->cb = nullptr;
-    if (c->state == ConnState::Announcing) c->tloop->transport->aborted++;
+    if (c->incoming && c->state == ConnState::Announcing) c->tloop->transport->aborted++;
     bool healthy = c->state == ConnState::Open && !c->error && c->fd >= 0;
     if (healthy && c->out.unsent() && c->tloop->transport->settings.linger_ms > 0) {
         if (!conn_flush_out(c) && !c->error && start_linger(c)) return;

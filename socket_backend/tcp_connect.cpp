@@ -98,14 +98,13 @@ int conn_connect(tw_transport_loop *tloop, const tw_connect_params *p, tw_conn *
     snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
     c->connect_timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
 
-    int rc;
-    do rc = ::connect(fd, p->addr, p->addrlen);
-    while (rc < 0 && errno == EINTR);
+    // An interrupted connect goes on in the background, like EINPROGRESS.
+    int rc = ::connect(fd, p->addr, p->addrlen);
     if (rc == 0) {
         t->connected++;
         c->state = ConnState::Announcing;
         c->pending = TW_EV_CONNECTED;
-    } else if (errno == EINPROGRESS) {
+    } else if (errno == EINPROGRESS || errno == EINTR) {
         if (int arm = conn_arm_deadline(c, c->connect_timeout_ms); arm < 0) {
             conn_release(c);
             return arm;

@@ -93,6 +93,7 @@ struct tw_conn {
     uint32_t pending = 0;           ///< TW_EV_CONNECTED / TW_EV_ERROR still to report
 
     int error = 0;
+    bool incoming = false;        ///< made by accept
     bool in_callback = false;
     bool close_requested = false; ///< close() ran inside the callback
     bool wr_shut = false;         ///< the host shut the write side

@@ -118,6 +118,7 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
     snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
     // Reported from the target loop once the host has set the callback.
     c->pending = TW_EV_CONNECTED;
+    c->incoming = true;
     t->accepted++;
     *out = c;
     return 0;

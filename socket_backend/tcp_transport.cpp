@@ -106,6 +106,12 @@ int transport_stats(tw_transport *t, tw_transport_stats *out)
 
 int tcp_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
 {
+    switch (op) {
+    case TW_CTRL_GET_FD:
+    case TW_CTRL_SET_NODELAY:
+    case TW_CTRL_GET_TRANSPORT_STATS: break;
+    default: return -EOPNOTSUPP;
+    }
     if (!data) return -EINVAL;
     switch (op) {
     case TW_CTRL_GET_FD:
@@ -117,10 +123,8 @@ int tcp_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
         if (!c) return -EINVAL;
         if (c->fd < 0) return -ENOTCONN;
         return set_nodelay(c->fd, *static_cast<const int *>(data) != 0);
-    case TW_CTRL_GET_TRANSPORT_STATS:
-        return transport_stats(c ? c->tloop->transport : t, static_cast<tw_transport_stats *>(data));
     default:
-        return -EOPNOTSUPP;
+        return transport_stats(c ? c->tloop->transport : t, static_cast<tw_transport_stats *>(data));
     }
 }
 

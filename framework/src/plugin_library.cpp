@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // dlopen a plugin file and check it against the ABI before anything runs.
+#include "host_objects.hpp"
 #include "plugin_search.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
@@ -97,6 +99,16 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, cons
     for (const auto &a : report->attempts) tried += (tried.empty() ? "" : ", ") + a.path;
     report->reason = plugin_file_name(name) + " not found (looked for " + tried + ")";
     return nullptr;
+}
+
+std::string PluginLibrary::probe(const Config &config) const
+{
+    HostServices host(ops_.name, config);
+    std::string text(16384, '\0');
+    int n = ops_.probe(&host.table, &text[0], text.size());
+    if (n < 0) return {};
+    text.resize(std::min<size_t>(static_cast<size_t>(n), text.size() - 1));
+    return text;
 }
 
 PluginLibrary::~PluginLibrary()

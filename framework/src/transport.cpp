@@ -40,6 +40,7 @@ std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
     t->name_ = t->ops_.name;
     t->host_ = std::make_unique<HostServices>(t->name_, config);
     if (!init_transport(t->ops_, *t->host_, &t->handle_, &why)) throw std::runtime_error("built-in TCP backend: " + why);
+    t->check_unknown_keys(config);
     return t;
 }
 
@@ -52,15 +53,19 @@ std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary>
     t->host_ = std::make_unique<HostServices>(t->name_, config);
     if (!init_transport(t->ops_, *t->host_, &t->handle_, why)) return nullptr;
     t->library_ = std::move(library);
-    // Keys under the plugin's prefix that it never read are typos or keys of
-    // another version: an error, like any unknown key.
-    std::vector<std::string> unknown = config.unknown_keys_under(t->name_ + ".", t->host_->keys_looked_up());
-    if (!unknown.empty()) {
-        std::string list;
-        for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;
-        throw ConfigError("unknown key(s) for the " + t->name_ + " transport: " + list);
-    }
+    t->check_unknown_keys(config);
     return t;
+}
+
+// Keys under the transport's prefix that it never read are typos or keys of
+// another version: an error, like any unknown key.
+void Transport::check_unknown_keys(const Config &config) const
+{
+    std::vector<std::string> unknown = config.unknown_keys_under(name_ + ".", host_->keys_looked_up());
+    if (unknown.empty()) return;
+    std::string list;
+    for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;
+    throw ConfigError("unknown key(s) for the " + name_ + " transport: " + list);
 }
 
 Transport::~Transport()

@@ -217,3 +217,10 @@ TEST_CASE("an unread key under the plugin's prefix is a configuration error", "[
     CHECK_THROWS_WITH(Transport::from_plugin(std::move(lib), config, &why),
                       Catch::Contains("unknown key(s) for the tcp transport: tcp.no_such_setting (api)"));
 }
+
+TEST_CASE("an unread key under the built-in TCP backend's prefix is a configuration error", "[loader]")
+{
+    Config config;
+    config.set("tcp.nodelya", "yes");
+    CHECK_THROWS_WITH(Transport::builtin_tcp(config), Catch::Contains("tcp.nodelya (api)"));
+}

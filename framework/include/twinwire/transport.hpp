@@ -46,6 +46,8 @@ public:
     ~PluginLibrary();
 
     const tw_plugin_info &info() const { return *info_; }
+    /// The plugin's probe() (devices, ports, limits; no init): "" when it has none.
+    std::string probe(const Config &config) const;
     /// The vtable with every optional member filled (stubs return -EOPNOTSUPP).
     const tw_transport_ops &ops() const { return ops_; }
     const std::string &path() const { return path_; }
@@ -99,6 +101,7 @@ public:
 
 private:
     Transport() = default;
+    void check_unknown_keys(const Config &config) const;
     tw_transport_ops ops_{};
     tw_transport *handle_ = nullptr;
     std::string name_;

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+// Conformance: establishing connections, and the ways it fails.
+#include "harness.hpp"
+#include "payload.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+
+using namespace twinwire::conformance;
+
+TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once, with matching addresses", "[connect]")
+{
+    Env env;
+    Server &server = env.listen();
+    Endpoint &client = env.connect_both(server);
+    env.spin();
+    Endpoint &accepted = *server.endpoints[0];
+    CHECK(client.connected == 1);
+    CHECK(accepted.connected == 1);
+    CHECK(client.errors == 0);
+    CHECK(accepted.errors == 0);
+    CHECK(server.accepted == 1);
+
+    sockaddr_storage client_local = client.local_address();
+    sockaddr_storage client_peer = client.peer_address();
+    sockaddr_storage server_local = accepted.local_address();
+    sockaddr_storage server_peer = accepted.peer_address();
+    CHECK(to_text(client_peer) == to_text(server.address));
+    CHECK(to_text(server_local) == to_text(server.address));
+    CHECK(to_text(server_peer) == to_text(client_local));
+    if (auto source = context().client_source()) CHECK(same_host(client_local, *source));
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("an accepted connection reports nothing before set_callback, and what happened meanwhile after it",
+          "[connect][rules]")
+{
+    Env env;
+    Server &server = env.listen();
+    server.hold = true;
+    server.echo = false;
+    Endpoint &client = env.connect(server);
+    client.send("sent before the server set its callback");
+    REQUIRE(env.run_until([&] { return client.connected && server.held.size() == 1 && client.queued() == 0; }));
+    env.spin(50); // the bytes arrive while the accepted conn has no callback
+
+    server.release_held();
+    REQUIRE(server.endpoints.size() == 1);
+    Endpoint &accepted = *server.endpoints[0];
+    CHECK(accepted.callbacks == 0);
+    REQUIRE(env.run_until([&] { return accepted.received.size() >= 39; }));
+    CHECK(accepted.received == "sent before the server set its callback");
+    CHECK(accepted.connected == 1);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("no callback runs from inside an operation, and READ/WRITE never come before TW_EV_CONNECTED",
+          "[connect][rules]")
+{
+    // Every Endpoint call runs inside an OpGuard; a callback arriving
+    // during one is counted as re-entrant.  Drive traffic both ways with
+    // writes and reads issued from inside callbacks and from outside.
+    Env env;
+    Server &server = env.listen();
+    Endpoint &client = env.connect(server);
+    client.send(make_payload(300000, 1)); // queued before CONNECTED: written from the callback
+    REQUIRE(env.run_until([&] { return client.received.size() >= 300000 || client.failed(); }));
+    client.send(make_payload(1000, 2)); // written from outside any callback
+    REQUIRE(env.run_until([&] { return client.received.size() >= 301000 || client.failed(); }));
+    CHECK_FALSE(client.failed());
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("connecting where nothing listens reports TW_EV_ERROR with -ECONNREFUSED", "[connect][errors]")
+{
+    Env env;
+    sockaddr_storage nowhere = env.unused_address();
+    Endpoint &client = env.connect(nowhere);
+    REQUIRE(env.run_until([&] { return client.errors > 0; }));
+    env.spin();
+    CHECK(client.connected == 0);
+    CHECK(client.errors == 1);
+    CHECK(client.error_code == -ECONNREFUSED);
+    CHECK_FALSE(client.last_error.empty());
+    INFO("last_error: " << client.last_error);
+    char byte = 'x';
+    CHECK(client.read(&byte, 1) == -ECONNREFUSED);
+    CHECK(client.write(&byte, 1) < 0);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("a connect that is never answered reports -ETIMEDOUT once its timeout passes", "[connect][errors][.silent]")
+{
+    std::string why;
+    auto silent = context().silent_address(&why);
+    if (!silent) FAIL("no address that never answers: " << why);
+    Env env;
+    constexpr uint32_t timeout_ms = 300;
+    Endpoint &client = env.connect(*silent, timeout_ms);
+    REQUIRE(env.run_until([&] { return client.errors > 0; }, std::chrono::milliseconds(timeout_ms) + kWait));
+    CHECK(client.connected == 0);
+    CHECK(client.error_code == -ETIMEDOUT);
+    CHECK_FALSE(client.last_error.empty());
+    INFO("last_error: " << client.last_error);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("invalid parameters are refused at once with -EINVAL and create nothing", "[connect][errors]")
+{
+    Env env;
+    const tw_transport_ops &ops = env.ops();
+    sockaddr_storage addr = context().server_address();
+
+    tw_connect_params cp{};
+    cp.size = sizeof cp;
+    tw_conn *conn = nullptr;
+    SECTION("connect without an address")
+    {
+        cp.addr = nullptr;
+        CHECK(ops.connect(env.tloop(), &cp, &conn) == -EINVAL);
+    }
+    SECTION("connect with an address length too short for its family")
+    {
+        cp.addr = as_sockaddr(addr);
+        cp.addrlen = 2;
+        CHECK(ops.connect(env.tloop(), &cp, &conn) == -EINVAL);
+    }
+    SECTION("connect with a parameter block smaller than version 1")
+    {
+        cp.addr = as_sockaddr(addr);
+        cp.addrlen = address_length(addr);
+        cp.size = 8;
+        CHECK(ops.connect(env.tloop(), &cp, &conn) == -EINVAL);
+    }
+    CHECK(conn == nullptr);
+
+    tw_listen_params lp{};
+    lp.size = sizeof lp;
+    lp.addr = as_sockaddr(addr);
+    lp.addrlen = address_length(addr);
+    tw_listener *listener = nullptr;
+    SECTION("listen without an incoming callback")
+    {
+        lp.on_incoming = nullptr;
+        CHECK(ops.listen(env.tloop(), &lp, &listener) == -EINVAL);
+    }
+    CHECK(listener == nullptr);
+}
+
+TEST_CASE("listening on an address and port already in use fails with -EADDRINUSE", "[connect][errors]")
+{
+    Env env;
+    Server &first = env.listen();
+    tw_listen_params lp{};
+    lp.size = sizeof lp;
+    lp.addr = as_sockaddr(first.address);
+    lp.addrlen = address_length(first.address);
+    lp.on_incoming = [](tw_listener *, void *) {};
+    tw_listener *second = nullptr;
+    CHECK(env.ops().listen(env.tloop(), &lp, &second) == -EADDRINUSE);
+    if (second) env.ops().listener_close(second);
+}
+
+TEST_CASE("IPv6: clients and servers talk over IPv6, and TW_LISTEN_V6ONLY decides whether IPv4 gets in", "[connect][ipv6]")
+{
+    Env env;
+    if (!(env.caps() & TW_CAP_IPV6)) {
+        WARN(context().name() << " does not claim TW_CAP_IPV6: nothing to check");
+        return;
+    }
+    auto v6 = context().server_address_v6();
+    REQUIRE(v6); // a transport that claims IPv6 is tested on it
+
+    SECTION("an IPv6 echo round trip")
+    {
+        Server &server = env.listen(0, 0, *v6);
+        Endpoint &client = env.connect(server);
+        client.send("over IPv6");
+        REQUIRE(env.run_until([&] { return client.received.size() >= 9 || client.failed(); }));
+        CHECK(client.received == "over IPv6");
+        CHECK(client.peer_address().ss_family == AF_INET6);
+    }
+    sockaddr_storage any6 = make_address("::");
+    sockaddr_storage v4 = context().server_address();
+    SECTION("a dual-stack listener (no TW_LISTEN_V6ONLY) accepts IPv4")
+    {
+        Server &server = env.listen(0, 0, any6, 0);
+        set_port(v4, port_of(server.address));
+        Endpoint &client = env.connect(v4);
+        REQUIRE(env.run_until([&] { return client.connected || client.errors; }));
+        CHECK(client.connected == 1);
+    }
+    SECTION("a TW_LISTEN_V6ONLY listener refuses IPv4")
+    {
+        Server &server = env.listen(0, 0, any6, TW_LISTEN_V6ONLY);
+        set_port(v4, port_of(server.address));
+        Endpoint &client = env.connect(v4);
+        REQUIRE(env.run_until([&] { return client.connected || client.errors; }));
+        CHECK(client.connected == 0);
+        CHECK(client.error_code == -ECONNREFUSED);
+    }
+    CHECK(env.rule_violations() == "");
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include "context.hpp"
+
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+
+namespace twinwire::conformance {
+namespace {
+
+TransportContext *g_context = nullptr;
+std::unique_ptr<Transport> g_transport;
+
+} // namespace
+
+TransportContext &context()
+{
+    if (!g_context) throw std::logic_error("no transport context: the executable's main must set one");
+    return *g_context;
+}
+
+void set_context(TransportContext *context) { g_context = context; }
+
+Transport &transport()
+{
+    if (!g_transport) {
+        std::string why;
+        g_transport = context().create_transport(&why);
+        if (!g_transport) throw std::runtime_error("cannot create the " + context().name() + " transport: " + why);
+    }
+    return *g_transport;
+}
+
+void release_transport() { g_transport.reset(); }
+
+int run_cases(int argc, char **argv, TransportContext &ctx)
+{
+    set_context(&ctx);
+    int rc = Catch::Session().run(argc, argv);
+    release_transport();
+    set_context(nullptr);
+    return rc;
+}
+
+} // namespace twinwire::conformance

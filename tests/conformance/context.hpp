@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// What the conformance cases need to know about the transport under test.
+// Each conformance executable (one per transport) supplies one context;
+// the cases are written once against the raw vtable.
+#pragma once
+
+#include <twinwire/transport.hpp>
+
+#include <sys/socket.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace twinwire::conformance {
+
+class TransportContext {
+public:
+    virtual ~TransportContext() = default;
+    /// "tcp", "rdma": for messages.
+    virtual std::string name() const = 0;
+    /// The address servers listen on (port 0: the transport picks one).
+    virtual sockaddr_storage server_address() const = 0;
+    /// An IPv6 address to listen on, when the transport claims TW_CAP_IPV6.
+    virtual std::optional<sockaddr_storage> server_address_v6() const { return std::nullopt; }
+    /// The local address clients bind before connecting, or none.
+    virtual std::optional<sockaddr_storage> client_source() const { return std::nullopt; }
+    /// An address where a connect is never answered (packets dropped), or
+    /// none with the reason in *why.
+    virtual std::optional<sockaddr_storage> silent_address(std::string *why) const = 0;
+    /// Load and initialise the transport; nullptr with the reason in *why.
+    virtual std::unique_ptr<Transport> create_transport(std::string *why) = 0;
+};
+
+/// The context of this executable (set by its main before the cases run).
+TransportContext &context();
+void set_context(TransportContext *context);
+
+/// The transport under test, created on first use and kept for the whole
+/// run (loops attach and detach per case).  A failure to create it fails
+/// the case that asked, with the reason.
+Transport &transport();
+/// Finalise the transport (before main returns).
+void release_transport();
+
+/// Run the Catch2 session with `context`; the common main of every
+/// conformance executable.
+int run_cases(int argc, char **argv, TransportContext &context);
+
+} // namespace twinwire::conformance
