@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+// Connection lifecycle: connect and accept handshakes over rdma_cm, failure,
+// lingering close and teardown (with quarantine of rings a failed peer knows).
+#include "core.hpp"
+
+#include "report.hpp"
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace twrdma {
+
+static void start_resolve(tw_conn *c);
+
+namespace {
+
+/// Address and route resolution plus three CM messages: more than a TCP
+/// handshake needs, so a roomier default when the host gives none.
+constexpr uint32_t kDefaultConnectTimeoutMs = 10000;
+
+bool addr_ok(const sockaddr *sa, uint32_t len)
+{
+    if (!sa) return false;
+    if (sa->sa_family == AF_INET) return len >= sizeof(sockaddr_in);
+    if (sa->sa_family == AF_INET6) return len >= sizeof(sockaddr_in6);
+    return false;
+}
+
+int remaining_ms(tw_conn *c)
+{
+    uint64_t now = now_ns(c->loop->t);
+    if (now >= c->deadline_ns) return 1;
+    uint64_t ms = (c->deadline_ns - now) / 1000000ull;
+    return ms < 1 ? 1 : ms > 60000 ? 60000 : static_cast<int>(ms);
+}
+
+WireHello own_hello(tw_conn *c)
+{
+    const Settings &s = c->loop->t->cfg;
+    WireHello h{};
+    h.magic = kHelloMagic;
+    h.proto_min = kProtoMin;
+    h.proto_max = kProtoMax;
+    h.proto_chosen = c->version;
+    h.features = 0;
+    h.rkey = c->block->rkey;
+    h.ring_addr = reinterpret_cast<uint64_t>(c->rx);
+    h.ring_size = static_cast<uint32_t>(c->rx_size);
+    h.recv_depth = static_cast<uint16_t>(s.recv_depth);
+    h.credit_reserve = static_cast<uint16_t>(s.control_credits);
+    return h;
+}
+
+void apply_peer(tw_conn *c, const WireHello &peer)
+{
+    c->peer = peer;
+    c->send_credits = peer.recv_depth;
+}
+
+rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
+{
+    const Settings &s = c->loop->t->cfg;
+    rdma_conn_param p{};
+    p.private_data = pdata;
+    p.private_data_len = plen;
+    p.responder_resources = 0; // no RDMA READ either way
+    p.initiator_depth = 0;
+    p.retry_count = static_cast<uint8_t>(s.retry_count);
+    p.rnr_retry_count = static_cast<uint8_t>(s.rnr_retry);
+    return p;
+}
+
+/// Create the QP on the loop's CQ for the id's device, take a block, post
+/// every receive.  Returns 0 or a negative code with *why.
+int setup_qp(tw_conn *c, std::string *why)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
+    Device *dev = l->t->devices.find(c->id->verbs);
+    if (!dev) {
+        *why = "rdma_cm chose a device the transport did not open";
+        return -ENODEV;
+    }
+    if (!dev->usable) {
+        *why = format("the address resolves to RDMA device %s, which is not usable: %s", dev->name.c_str(),
+                      dev->why_unusable.c_str());
+        return -ENETUNREACH;
+    }
+    if (s.port && c->id->port_num != s.port) {
+        *why = format("the address resolves to %s port %u, not rdma.port = %u", dev->name.c_str(), c->id->port_num,
+                      s.port);
+        return -ENETUNREACH;
+    }
+    c->ldev = loop_device(l, dev, why);
+    if (!c->ldev) return -ENOMEM;
+    c->block = c->ldev->pool->take(now_ns(l->t), why);
+    if (!c->block) {
+        c->stats.pool_exhausted += 1;
+        return -ENOBUFS;
+    }
+    int entries = static_cast<int>(s.sq_depth + s.recv_depth);
+    c->cq_slot = cq_reserve(c->ldev, entries, why);
+    if (c->cq_slot < 0) return -ENOMEM;
+    ibv_cq *cq = c->ldev->cqs[static_cast<size_t>(c->cq_slot)].cq;
+
+    ibv_qp_init_attr attr{};
+    attr.send_cq = cq;
+    attr.recv_cq = cq;
+    attr.qp_type = IBV_QPT_RC;
+    attr.sq_sig_all = 0;
+    attr.cap.max_send_wr = s.sq_depth;
+    attr.cap.max_recv_wr = s.recv_depth;
+    attr.cap.max_send_sge = 2;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = 64;
+    if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
+        // Some devices cannot inline; retry without.
+        attr.cap.max_inline_data = 0;
+        if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
+            int err = errno;
+            *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
+            return -err;
+        }
+    }
+    c->qp = c->id->qp;
+    c->ldev->max_inline = attr.cap.max_inline_data;
+    uint8_t timeout = static_cast<uint8_t>(s.qp_timeout);
+    if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
+        logf(l->t, TW_LOG_DEBUG, "%s", call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
+
+    c->serial = l->next_serial++;
+    if (l->next_serial == 0) l->next_serial = 1;
+    l->serials[c->serial] = c;
+
+    uint8_t *base = c->block->base;
+    c->rx = base;
+    c->rx_size = s.ring_size;
+    c->tx = base + s.ring_size;
+    c->tx_size = s.send_buffer_size;
+    c->recv_bufs = c->tx + s.send_buffer_size;
+    c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+    int rc = post_recvs(c, 0, s.recv_depth);
+    if (rc) {
+        *why = call_failed("ibv_post_recv", -rc);
+        return rc;
+    }
+    return 0;
+}
+
+void established(tw_conn *c)
+{
+    c->state = ConnState::Established;
+    c->was_established = true;
+    c->connected_pending = true;
+    c->last_rx_ns = now_ns(c->loop->t);
+    c->deadline_ns = 0;
+    if (c->is_client) c->loop->t->counters.connections_connected += 1;
+    else c->loop->t->counters.connections_accepted += 1;
+    mark_ready(c);
+    conn_pump(c);
+}
+
+int map_cm_failure(const rdma_cm_event &ev)
+{
+    switch (ev.event) {
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+        return ev.status == -ENETUNREACH ? -ENETUNREACH : ev.status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+    case RDMA_CM_EVENT_UNREACHABLE: return ev.status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+    case RDMA_CM_EVENT_CONNECT_ERROR: return -ECONNREFUSED;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL: return -ENODEV;
+    default: return -ECONNRESET;
+    }
+}
+
+void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t plen)
+{
+    tw_transport *t = c->loop->t;
+    switch (ev.event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (c->state != ConnState::ResolvingAddr) return;
+        c->state = ConnState::ResolvingRoute;
+        if (rdma_resolve_route(c->id, remaining_ms(c)) != 0)
+            conn_fail(c, -EHOSTUNREACH, call_failed("rdma_resolve_route", errno));
+        return;
+    case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+        if (c->state != ConnState::ResolvingRoute) return;
+        std::string why;
+        int rc = setup_qp(c, &why);
+        if (rc) {
+            conn_fail(c, rc, "connect to " + c->peer_text + ": " + why);
+            return;
+        }
+        WireHello wire = hello_to_wire(own_hello(c));
+        rdma_conn_param p = conn_param(c, &wire, sizeof wire);
+        c->state = ConnState::Connecting;
+        c->hello_sent = true;
+        if (rdma_connect(c->id, &p) != 0) conn_fail(c, -errno, call_failed("rdma_connect", errno));
+        return;
+    }
+    case RDMA_CM_EVENT_ESTABLISHED: {
+        if (c->state != ConnState::Connecting) return;
+        WireHello peer{};
+        std::string why = hello_from_wire(pdata, plen, &peer);
+        if (why.empty()) {
+            c->version = peer.proto_chosen;
+            if (c->version < kProtoMin || c->version > kProtoMax)
+                why = format("server chose protocol version %u, this side speaks %u..%u", c->version, kProtoMin,
+                             kProtoMax);
+        }
+        if (!why.empty()) {
+            conn_fail(c, -TW_EPEERPROTO, c->peer_text + " accepted the RDMA connection but is not a twinwire peer: " + why);
+            return;
+        }
+        apply_peer(c, peer);
+        established(c);
+        return;
+    }
+    case RDMA_CM_EVENT_REJECTED: {
+        RejectReason reason{};
+        std::string text;
+        if (reject_from_wire(pdata, plen, &reason, &text)) {
+            bool proto = reason == RejectReason::BadHello || reason == RejectReason::Version ||
+                         reason == RejectReason::Features;
+            conn_fail(c, proto ? -TW_EPEERPROTO : -ECONNREFUSED, c->peer_text + " refused the RDMA connection: " + text);
+        } else {
+            conn_fail(c, -ECONNREFUSED,
+                      format("%s rejected the RDMA connection (CM reject status %d): no twinwire RDMA listener there",
+                             c->peer_text.c_str(), ev.status));
+        }
+        return;
+    }
+    default: break;
+    }
+    (void)t;
+}
+
+} // namespace
+
+tw_conn *conn_new(tw_transport_loop *l)
+{
+    auto *c = new tw_conn();
+    c->loop = l;
+    c->stats.version = TW_CONN_STATS_VERSION;
+    l->t->counters.connections_open += 1;
+    l->conns.insert(c);
+    ensure_tick(l);
+    return c;
+}
+
+void conn_delete(tw_conn *c)
+{
+    tw_transport_loop *l = c->loop;
+    if (c->state != ConnState::Finished) conn_teardown(c, false);
+    l->conns.erase(c);
+    l->t->counters.connections_open -= 1;
+    delete c;
+}
+
+/// Resolve the address in steps of at most a second: the kernel retries a
+/// pending neighbour lookup only when the step times out, so one long step
+/// would hold a connect for its whole timeout when ARP is slow to answer.
+static void start_resolve(tw_conn *c)
+{
+    tw_transport_loop *l = c->loop;
+    if (c->id) {
+        rdma_destroy_id(c->id);
+        c->id = nullptr;
+    }
+    if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
+        int err = errno;
+        c->id = nullptr;
+        conn_fail(c, -err, call_failed("rdma_create_id", err));
+        return;
+    }
+    c->state = ConnState::ResolvingAddr;
+    bool bind = c->src.ss_family != 0;
+    int step = remaining_ms(c) < 1000 ? remaining_ms(c) : 1000;
+    if (rdma_resolve_addr(c->id, bind ? reinterpret_cast<sockaddr *>(&c->src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&c->dst), step) != 0) {
+        int err = errno;
+        int code = err == ENODEV || err == EADDRNOTAVAIL || err == ENETUNREACH ? -ENETUNREACH : -EHOSTUNREACH;
+        conn_fail(c, code,
+                  "connect to " + c->peer_text + ": " +
+                      call_failed("rdma_resolve_addr", err,
+                                  bind ? "is the source address on an RDMA-capable interface?"
+                                       : "no RDMA device reaches this address"));
+    }
+}
+
+int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
+{
+    if (!p || p->size < sizeof(tw_connect_params) || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
+    if (p->source && !addr_ok(p->source, p->sourcelen)) return -EINVAL;
+    if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
+    tw_conn *c = conn_new(l);
+    c->is_client = true;
+    c->peer_text = sockaddr_text(p->addr);
+    c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
+    c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
+    *out = c;
+    std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    if (p->source)
+        std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    start_resolve(c);
+    return 0;
+}
+
+void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t plen)
+{
+    tw_transport *t = c->loop->t;
+    if (c->state == ConnState::Queued) {
+        // The client gave up (or went away) before accept(): drop it quietly.
+        if (c->listener) listener_drop_queued(c->listener, c, rdma_event_str(ev.event));
+        return;
+    }
+    if (c->state == ConnState::Finished) return;
+    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
+        now_ns(t) + 1000000ull < c->deadline_ns) {
+        start_resolve(c); // another step (see start_resolve)
+        return;
+    }
+    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
+        now_ns(t) + 1000000ull < c->deadline_ns) {
+        start_resolve(c); // another step (see start_resolve)
+        return;
+    }
+    switch (ev.event) {
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+        if (c->state == ConnState::Accepting) {
+            logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client: %s", c->peer_text.c_str(),
+                 rdma_event_str(ev.event));
+            t->counters.handshakes_aborted += 1;
+        }
+        conn_fail(c, map_cm_failure(ev),
+                  format("%s %s: %s (status %d)", c->is_client ? "connect to" : "accept from", c->peer_text.c_str(),
+                         rdma_event_str(ev.event), ev.status));
+        return;
+    case RDMA_CM_EVENT_REJECTED:
+        if (c->is_client) break;
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (REJECTED)", c->peer_text.c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        return;
+    case RDMA_CM_EVENT_ESTABLISHED:
+        if (c->is_client) break;
+        if (c->state == ConnState::Accepting) established(c);
+        return;
+    case RDMA_CM_EVENT_DISCONNECTED:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+        if (ev.event == RDMA_CM_EVENT_TIMEWAIT_EXIT && c->state == ConnState::Established) return;
+        if (c->state != ConnState::Established) {
+            if (!c->is_client) {
+                logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (%s)", c->peer_text.c_str(),
+                     rdma_event_str(ev.event));
+                t->counters.handshakes_aborted += 1;
+            }
+            conn_fail(c, -ECONNABORTED, c->peer_text + ": disconnected during the handshake");
+            return;
+        }
+        c->disconnected = true;
+        if (c->host_closed) {
+            conn_check_linger(c);
+            return;
+        }
+        if (c->peer_eof) {
+            // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
+            // end-of-stream, writes fail like on a closed socket.
+            c->write_error = -EPIPE;
+            mark_ready(c);
+        } else {
+            conn_fail(c, -ECONNRESET, "connection reset: " + c->peer_text +
+                                          " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
+        }
+        return;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+        conn_fail(c, -ENODEV, format("%s: %s; hint: the RDMA device or its address went away", c->peer_text.c_str(),
+                                     rdma_event_str(ev.event)));
+        return;
+    default: break;
+    }
+    if (c->is_client) client_event(c, ev, pdata, plen);
+}
+
+void conn_accept_on_target(void *arg)
+{
+    auto *c = static_cast<tw_conn *>(arg);
+    tw_transport_loop *l = c->loop;
+    tw_transport *t = l->t;
+    l->conns.insert(c);
+    ensure_tick(l);
+    if (c->state != ConnState::Accepting) return; // failed meanwhile; the error is pending
+    c->deadline_ns = now_ns(t) + t->cfg.dead_peer_ms * 1000000ull;
+    std::string why;
+    int rc = setup_qp(c, &why);
+    if (rc == -EINVAL) {
+        // rdma_create_qp asks the CM for the QP attributes; EINVAL means the
+        // CM state moved on: the client rejected (gave up) meanwhile.
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client before accept: %s",
+             c->peer_text.c_str(), why.c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        return;
+    }
+    if (rc) {
+        RejectReason reason = rc == -ENOBUFS ? RejectReason::PoolExhausted : RejectReason::Resources;
+        WireReject rej = reject_make(reason, "server: " + why);
+        rdma_reject(c->id, &rej, sizeof rej);
+        logf(t, TW_LOG_WARN, "refused RDMA connection from %s: %s", c->peer_text.c_str(), why.c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, rc, "accept from " + c->peer_text + ": " + why);
+        return;
+    }
+    apply_peer(c, c->client_hello);
+    WireHello wire = hello_to_wire(own_hello(c));
+    rdma_conn_param p = conn_param(c, &wire, sizeof wire);
+    c->hello_sent = true;
+    if (rdma_accept(c->id, &p) != 0) {
+        int err = errno;
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned before accept: %s", c->peer_text.c_str(),
+             call_failed("rdma_accept", err).c_str());
+        t->counters.handshakes_aborted += 1;
+        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": " + call_failed("rdma_accept", err));
+    }
+}
+
+void conn_fail(tw_conn *c, int code, const std::string &text)
+{
+    if (c->error) return;
+    tw_transport *t = c->loop->t;
+    c->error = code;
+    c->last_error = text;
+    c->error_pending = true;
+    logf(t, TW_LOG_DEBUG, "connection %s failed: %s", c->peer_text.c_str(), text.c_str());
+    if (c->state != ConnState::Established || c->host_closed) {
+        // No data can be lost: release the verbs resources now (a client that
+        // timed out lets the server see its request die).
+        conn_teardown(c, false);
+    } else if (c->id && !c->disconnected) {
+        c->disconnected = true;
+        rdma_disconnect(c->id);
+    }
+    if (c->host_closed && !c->reaped) {
+        c->reaped = true;
+        c->loop->reap.push_back(c);
+    }
+    mark_ready(c);
+}
+
+void conn_teardown(tw_conn *c, bool clean)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
+    if (c->serial) {
+        l->serials.erase(c->serial);
+        c->serial = 0;
+    }
+    if (c->id) {
+        if (c->qp && !c->disconnected && c->state == ConnState::Established) rdma_disconnect(c->id);
+        if (c->qp) rdma_destroy_qp(c->id);
+        c->qp = nullptr;
+        rdma_destroy_id(c->id);
+        c->id = nullptr;
+    }
+    if (c->ldev && c->cq_slot >= 0) cq_release(c->ldev, c->cq_slot, static_cast<int>(s.sq_depth + s.recv_depth));
+    c->cq_slot = -1;
+    if (c->block) {
+        if (clean || !c->hello_sent) {
+            c->ldev->pool->give_back(c->block);
+        } else {
+            c->ldev->pool->quarantine(c->block, now_ns(l->t) + s.quarantine_ns());
+            ensure_tick(l);
+        }
+        c->block = nullptr;
+    }
+    if (c->state != ConnState::Finished && c->listener) c->listener = nullptr;
+    c->state = ConnState::Finished;
+}
+
+void conn_close(tw_conn *c)
+{
+    tw_transport_loop *l = c->loop;
+    c->host_closed = true;
+    c->cb = nullptr;
+    c->borrowed = false;
+    // Closing with unread bytes is an abortive close, as with TCP: the peer
+    // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
+    bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
+    if (c->state != ConnState::Established || c->error || c->disconnected || unread || l->t->cfg.linger_ms == 0) {
+        bool clean = c->peer_eof && c->shutdown_acked;
+        if (c->state != ConnState::Finished) conn_teardown(c, clean);
+        if (!c->reaped) {
+            c->reaped = true;
+            l->reap.push_back(c);
+        }
+        return;
+    }
+    // Healthy: flush what was accepted, send SHUTDOWN, wait (bounded) for
+    // the peer to end too, then disconnect.
+    c->wr_shut = true;
+    c->want_shutdown = true;
+    c->deadline_ns = now_ns(l->t) + l->t->cfg.linger_ms * 1000000ull;
+    conn_pump(c);
+    conn_check_linger(c);
+}
+
+void conn_check_linger(tw_conn *c)
+{
+    if (!c->host_closed || c->reaped) return;
+    // Done when both ends said SHUTDOWN and ours is acknowledged, or when
+    // the connection is gone anyway (disconnected, failed).
+    bool clean = c->shutdown_acked && c->peer_eof;
+    if (!clean && !c->disconnected && !c->error) return;
+    conn_teardown(c, clean);
+    c->reaped = true;
+    c->loop->reap.push_back(c);
+}
+
+void conn_tick(tw_conn *c, uint64_t now)
+{
+    tw_transport *t = c->loop->t;
+    const Settings &s = t->cfg;
+    if (c->state == ConnState::Finished || c->reaped) return;
+    if (c->host_closed) {
+        if (c->deadline_ns && now >= c->deadline_ns) {
+            logf(t, TW_LOG_DEBUG, "connection %s: linger of %u ms ended before the peer finished", c->peer_text.c_str(),
+                 s.linger_ms);
+            conn_teardown(c, false);
+            c->reaped = true;
+            c->loop->reap.push_back(c);
+        }
+        return;
+    }
+    if (c->state != ConnState::Established) {
+        if (c->state != ConnState::Queued && c->deadline_ns && now >= c->deadline_ns && !c->error) {
+            if (!c->is_client) t->counters.handshakes_aborted += 1;
+            conn_fail(c, -ETIMEDOUT,
+                      format("%s %s timed out after %u ms (%s)", c->is_client ? "connect to" : "accept from",
+                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state)));
+        }
+        return;
+    }
+    if (c->error || c->disconnected) return;
+    uint64_t idle = now - c->last_rx_ns;
+    if (idle >= s.dead_peer_ms * 1000000ull) {
+        conn_fail(c, -TW_EPEERDEAD,
+                  format("peer %s silent for %llu ms (rdma.dead_peer_ms = %u): no completion, no keepalive answer",
+                         c->peer_text.c_str(), static_cast<unsigned long long>(idle / 1000000ull), s.dead_peer_ms));
+        return;
+    }
+    if (idle >= s.keepalive_ms * 1000000ull && now - c->ka_sent_ns >= s.keepalive_ms * 1000000ull) {
+        c->want_keepalive = true;
+        c->ka_sent_ns = now;
+        conn_pump(c);
+    }
+}
+
+} // namespace twrdma

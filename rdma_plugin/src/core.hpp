@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// The four ABI objects (tw_transport, tw_transport_loop, tw_listener,
+// tw_conn) and what they share.  Functions are in the .cpp files named in
+// the comments.
+#pragma once
+
+#include "counters.hpp"
+#include "devices.hpp"
+#include "pool.hpp"
+#include "settings.hpp"
+#include "wire.hpp"
+
+#include <twinwire/plugin.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+struct tw_transport {
+    const tw_host *host = nullptr;
+    twrdma::Settings cfg;
+    twrdma::Devices devices;
+    twrdma::TransportCounters counters;
+};
+
+namespace twrdma {
+
+/// What an rdma_cm_id's context points at.
+enum class CmKind : uint32_t { Listener = 0x4c495354, Conn = 0x434f4e4e };
+struct CmOwner {
+    explicit CmOwner(CmKind k) : kind(k) {}
+    CmKind kind;
+};
+
+/// Completion queues of one (loop, device) share one completion channel.
+struct CqSlot {
+    ibv_cq *cq = nullptr;
+    int capacity = 0; ///< entries we hand out (below the real size: room for flushes)
+    int used = 0;
+};
+
+struct LoopDevice {
+    tw_transport_loop *loop = nullptr;
+    Device *dev = nullptr;
+    ibv_comp_channel *channel = nullptr;
+    tw_watch *watch = nullptr;
+    std::vector<CqSlot> cqs;
+    std::unique_ptr<Pool> pool;
+    uint32_t max_inline = 0; ///< learned from the first QP
+};
+
+enum class ConnState {
+    ResolvingAddr,  ///< client: rdma_resolve_addr sent
+    ResolvingRoute, ///< client: rdma_resolve_route sent
+    Connecting,     ///< client: rdma_connect sent
+    Queued,         ///< server: CONNECT_REQUEST waiting in the listener for accept()
+    Accepting,      ///< server: handed to a loop, rdma_accept pending
+    Established,    ///< data flows (also while lingering after close)
+    Finished,       ///< verbs resources gone
+};
+const char *state_name(ConnState s);
+
+/// Wrote into wr_id: serial (32) | kind (8) | index (24).
+enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4 };
+inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
+{
+    return (uint64_t(serial) << 32) | (uint64_t(kind) << 24) | (index & 0xffffff);
+}
+
+/// What a signalled send completion frees: everything posted up to it.
+struct SignalMark {
+    uint64_t wr_seq;   ///< wr_posted after the signalled WR
+    uint64_t tx_end;   ///< tx_posted after it
+    uint64_t ctrl_end; ///< ctrl_posted after it
+};
+
+} // namespace twrdma
+
+struct tw_listener : twrdma::CmOwner {
+    tw_listener() : CmOwner(twrdma::CmKind::Listener) {}
+    tw_transport_loop *loop = nullptr;
+    rdma_cm_id *id = nullptr;
+    tw_incoming_cb on_incoming = nullptr;
+    void *arg = nullptr;
+    int backlog = 1024;
+    std::deque<tw_conn *> queue; ///< requests waiting for accept()
+    bool closed = false;
+};
+
+struct tw_conn : twrdma::CmOwner {
+    tw_conn() : CmOwner(twrdma::CmKind::Conn) {}
+
+    tw_transport_loop *loop = nullptr; ///< owner
+    tw_listener *listener = nullptr;   ///< while Queued
+    twrdma::ConnState state = twrdma::ConnState::ResolvingAddr;
+    bool is_client = false;
+    uint32_t serial = 0; ///< routes completions (0: no QP)
+
+    // verbs
+    rdma_cm_id *id = nullptr;
+    ibv_qp *qp = nullptr;
+    twrdma::LoopDevice *ldev = nullptr;
+    int cq_slot = -1;
+    twrdma::Block *block = nullptr;
+    bool hello_sent = false;   ///< the peer may know our rkey
+    bool disconnected = false; ///< DISCONNECTED seen or rdma_disconnect called
+    bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
+
+    // host side
+    tw_conn_cb cb = nullptr;
+    void *cb_arg = nullptr;
+    uint32_t interest = TW_EV_READ;
+    bool connected_pending = false;
+    bool error_pending = false;
+    bool host_closed = false;
+    bool in_ready = false;
+    bool reaped = false;
+    int error = 0;
+    std::string last_error;
+    uint64_t deadline_ns = 0; ///< handshake timeout or linger end
+    uint32_t timeout_ms = 0;
+    std::string peer_text;    ///< "10.77.0.2:7379" for messages
+    sockaddr_storage dst{};   ///< client: where to connect
+    sockaddr_storage src{};   ///< client: source to bind (family 0: none)
+
+    // peer (from its hello)
+    uint8_t version = 0;
+    twrdma::WireHello peer{};
+    twrdma::WireHello client_hello{}; ///< server: what the client sent
+
+    // receive ring (the peer writes here)
+    uint8_t *rx = nullptr;
+    uint64_t rx_size = 0;
+    uint64_t rx_head = 0;     ///< consumed by the application
+    uint64_t rx_tail = 0;     ///< arrived
+    uint64_t rx_reported = 0; ///< consumed count last sent to the peer
+    bool peer_eof = false;
+    bool rd_shut = false;
+    bool borrowed = false;
+
+    // send staging ring
+    uint8_t *tx = nullptr;
+    uint64_t tx_size = 0;
+    uint64_t tx_head = 0;   ///< accepted from the application
+    uint64_t tx_posted = 0; ///< handed to the device
+    uint64_t tx_done = 0;   ///< covered by a signalled completion
+    bool sendbuf_out = false;
+    bool wr_shut = false;
+    int write_error = 0; ///< after the peer went away cleanly: -EPIPE
+
+    // the peer's receive ring
+    uint64_t r_written = 0;
+    uint64_t r_consumed = 0;
+
+    // credits (receives)
+    uint32_t send_credits = 0; ///< peer receives we may still use
+    uint32_t owed_data = 0;    ///< receives reposted after data, not yet reported
+    uint32_t owed_ctrl = 0;    ///< receives reposted after control messages
+    bool stalled = false;
+
+    // send queue
+    uint64_t wr_posted = 0;
+    uint64_t wr_done = 0;
+    uint64_t last_signal_seq = 0;
+    std::deque<twrdma::SignalMark> marks;
+    uint8_t *recv_bufs = nullptr;
+    uint8_t *ctrl_bufs = nullptr;
+    uint64_t ctrl_posted = 0;
+    uint64_t ctrl_done = 0;
+
+    // control messages waiting for a credit
+    bool want_credit = false;
+    bool want_keepalive = false;
+    bool want_ka_ack = false;
+    bool want_shutdown = false;
+    bool shutdown_sent = false;
+    uint64_t shutdown_seq = 0;
+    bool shutdown_acked = false;
+
+    // liveness
+    uint64_t last_rx_ns = 0;
+    uint64_t ka_sent_ns = 0;
+    uint64_t cq_generation = 0;
+
+    tw_conn_stats stats{};
+};
+
+struct tw_transport_loop {
+    tw_transport *t = nullptr;
+    tw_loop *loop = nullptr;
+    const tw_host *host = nullptr;
+    rdma_event_channel *cm = nullptr;
+    tw_watch *cm_watch = nullptr;
+    tw_timer *tick = nullptr;
+    bool tick_armed = false;
+    std::vector<std::unique_ptr<twrdma::LoopDevice>> devs;
+    std::unordered_map<uint32_t, tw_conn *> serials;
+    uint32_t next_serial = 1;
+    std::unordered_set<tw_conn *> conns;
+    std::vector<tw_listener *> listeners;
+    std::vector<tw_conn *> ready;
+    std::vector<tw_conn *> reap;
+    std::vector<tw_listener *> dead_listeners;
+    uint64_t last_completion_ns = 0;
+    uint64_t cq_generation = 0;
+};
+
+namespace twrdma {
+
+// --- log.cpp ---------------------------------------------------------------
+void logf(const tw_transport *t, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+uint64_t now_ns(const tw_transport *t);
+
+// --- loop.cpp ----------------------------------------------------------------
+int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out);
+void loop_detach(tw_transport_loop *l);
+/// The (loop, device) state, created (CQ channel, pool) on first use.
+LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why);
+/// Reserve CQ entries for a QP; returns the slot index or -1 with *why.
+int cq_reserve(LoopDevice *ld, int entries, std::string *why);
+void cq_release(LoopDevice *ld, int slot, int entries);
+void ensure_tick(tw_transport_loop *l);
+void reap_now(tw_transport_loop *l);
+int has_pending(tw_transport_loop *l);
+int process_pending(tw_transport_loop *l);
+
+// --- events.cpp: readiness and callbacks ------------------------------------
+void mark_ready(tw_conn *c);
+uint32_t level_events(const tw_conn *c);
+bool deliverable(const tw_conn *c);
+void deliver(tw_conn *c);
+
+// --- conn_setup.cpp: handshakes and teardown -------------------------------
+int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out);
+void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t pdata_len);
+void conn_accept_on_target(void *arg);
+void conn_fail(tw_conn *c, int code, const std::string &text);
+void conn_close(tw_conn *c);
+/// Release QP, id and block (quarantined unless `clean`).
+void conn_teardown(tw_conn *c, bool clean);
+void conn_tick(tw_conn *c, uint64_t now);
+tw_conn *conn_new(tw_transport_loop *l);
+void conn_delete(tw_conn *c);
+
+// --- datapath.cpp ----------------------------------------------------------
+void conn_on_wc(tw_conn *c, const ibv_wc &wc);
+ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt);
+ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt);
+int conn_shutdown(tw_conn *c, int how);
+int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out);
+int conn_send_buf_submit(tw_conn *c, tw_buf *buf);
+int conn_recv_buf_borrow(tw_conn *c, tw_buf *out);
+int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
+/// Post everything that credits, ring space and the SQ allow.
+void conn_pump(tw_conn *c);
+int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
+/// Lingering close: done when our SHUTDOWN is acked and the peer ended.
+void conn_check_linger(tw_conn *c);
+
+// --- listener.cpp ----------------------------------------------------------
+int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out);
+void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t pdata_len);
+int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out);
+void listener_close(tw_listener *ls);
+void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why);
+
+} // namespace twrdma

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: MIT
+// The byte stream: TX staging ring -> RDMA WRITE_WITH_IMM -> the peer's RX
+// ring, with receive credits, ring-space reports (CREDIT), selective
+// signalling and control messages.
+#include "core.hpp"
+
+#include "report.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace twrdma {
+
+namespace {
+
+const Settings &cfg(const tw_conn *c) { return c->loop->t->cfg; }
+
+uint32_t sq_free(const tw_conn *c) { return cfg(c).sq_depth - static_cast<uint32_t>(c->wr_posted - c->wr_done); }
+
+uint32_t owed_total(const tw_conn *c) { return c->owed_data + c->owed_ctrl; }
+
+/// Take up to `max` owed credits for a message, data-owed first.
+uint32_t take_owed(tw_conn *c, uint32_t max)
+{
+    uint32_t d = std::min(c->owed_data, max);
+    c->owed_data -= d;
+    uint32_t k = std::min(c->owed_ctrl, max - d);
+    c->owed_ctrl -= k;
+    return d + k;
+}
+
+/// Post a chain of send WRs; decides on signalling for the last one.
+/// Returns false (and fails the connection) when the post fails.
+bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t count, bool force_signal)
+{
+    const Settings &s = cfg(c);
+    uint64_t seq_after = c->wr_posted + count;
+    bool signal = force_signal || seq_after - c->last_signal_seq >= s.sq_depth / 4 ||
+                  (c->tx_posted - c->tx_done) * 2 > c->tx_size ||
+                  (c->ctrl_posted - c->ctrl_done) * 2 >= Settings::kCtrlSlots;
+    if (signal) last->send_flags |= IBV_SEND_SIGNALED;
+    ibv_send_wr *bad = nullptr;
+    int rc = ibv_post_send(c->qp, first, &bad);
+    if (rc) {
+        conn_fail(c, -TW_EWC, call_failed("ibv_post_send", rc, "send queue full or QP in error state"));
+        return false;
+    }
+    c->wr_posted = seq_after;
+    if (signal) {
+        c->last_signal_seq = seq_after;
+        c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted});
+    }
+    return true;
+}
+
+bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
+{
+    WireCtrl m{};
+    m.version = c->version;
+    m.type = static_cast<uint8_t>(type);
+    m.credits = take_owed(c, owed_total(c));
+    m.consumed = c->rx_head;
+    c->rx_reported = c->rx_head;
+    if (type == Ctrl::Shutdown) m.sent = c->r_written;
+    WireCtrl wire = ctrl_to_wire(m);
+    uint8_t *slot = c->ctrl_bufs + (c->ctrl_posted % Settings::kCtrlSlots) * kRecvBufSize;
+    std::memcpy(slot, &wire, sizeof wire);
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uint64_t>(slot);
+    sge.length = sizeof wire;
+    sge.lkey = c->block->lkey;
+    ibv_send_wr wr{};
+    wr.wr_id = make_wr_id(c->serial, WrKind::Ctrl, static_cast<uint32_t>(type));
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    if (c->ldev->max_inline >= sizeof wire) wr.send_flags = IBV_SEND_INLINE;
+    c->ctrl_posted += 1;
+    c->send_credits -= 1;
+    if (!post_chain(c, &wr, &wr, 1, force_signal)) return false;
+    c->stats.control_sent += 1;
+    return true;
+}
+
+/// A zero-length, signalled RDMA WRITE: consumes no peer receive, and its
+/// completion frees the TX ring behind unsignalled writes.
+void post_fence(tw_conn *c)
+{
+    if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2) return;
+    ibv_send_wr wr{};
+    wr.wr_id = make_wr_id(c->serial, WrKind::Fence, 0);
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.num_sge = 0;
+    wr.wr.rdma.remote_addr = c->peer.ring_addr;
+    wr.wr.rdma.rkey = c->peer.rkey;
+    post_chain(c, &wr, &wr, 1, true);
+}
+
+/// Post data from the TX ring; returns true when everything accepted is posted.
+bool pump_data(tw_conn *c)
+{
+    while (c->tx_posted < c->tx_head && !c->error) {
+        uint64_t r_free = c->peer.ring_size - (c->r_written - c->r_consumed);
+        if (c->send_credits <= c->peer.credit_reserve || r_free == 0) {
+            if (!c->stalled) {
+                c->stalled = true;
+                c->stats.credit_stalls += 1;
+            }
+            return false;
+        }
+        if (sq_free(c) < 3) return false; // keep room for a control message
+        c->stalled = false;
+        uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen});
+        // Up to two WRITEs (the peer ring wraps), each with up to two SGEs
+        // (our ring wraps); only the last carries the immediate.
+        ibv_send_wr wrs[2]{};
+        ibv_sge sges[2][2]{};
+        uint32_t count = 0;
+        uint64_t done = 0;
+        uint32_t inline_max = c->ldev->max_inline;
+        while (done < n) {
+            uint64_t roff = (c->r_written + done) % c->peer.ring_size;
+            uint64_t piece = std::min<uint64_t>(n - done, c->peer.ring_size - roff);
+            ibv_send_wr &wr = wrs[count];
+            uint64_t local = c->tx_posted + done;
+            int nsge = 0;
+            uint64_t got = 0;
+            while (got < piece) {
+                uint64_t loff = (local + got) % c->tx_size;
+                uint64_t chunk = std::min<uint64_t>(piece - got, c->tx_size - loff);
+                sges[count][nsge].addr = reinterpret_cast<uint64_t>(c->tx + loff);
+                sges[count][nsge].length = static_cast<uint32_t>(chunk);
+                sges[count][nsge].lkey = c->block->lkey;
+                ++nsge;
+                got += chunk;
+            }
+            wr.sg_list = sges[count];
+            wr.num_sge = nsge;
+            wr.opcode = IBV_WR_RDMA_WRITE;
+            wr.wr.rdma.remote_addr = c->peer.ring_addr + roff;
+            wr.wr.rdma.rkey = c->peer.rkey;
+            wr.wr_id = make_wr_id(c->serial, WrKind::Data, 0);
+            if (piece <= inline_max) wr.send_flags = IBV_SEND_INLINE;
+            if (count) wrs[count - 1].next = &wr;
+            ++count;
+            done += piece;
+        }
+        ibv_send_wr &last = wrs[count - 1];
+        last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        uint32_t credits = take_owed(c, kImmMaxCredits);
+        last.imm_data = htonl(imm_encode(credits, static_cast<uint32_t>(n)));
+        c->tx_posted += n;
+        c->r_written += n;
+        c->send_credits -= 1;
+        if (!post_chain(c, &wrs[0], &last, count, false)) return false;
+        c->stats.bytes_sent += n;
+        c->stats.messages_sent += 1;
+    }
+    return c->tx_posted == c->tx_head;
+}
+
+/// A CREDIT that returns at least half our receives may use the peer's last
+/// receive; anything else leaves one free for such a CREDIT.  So the two
+/// ends can never both sit at zero credits while owing each other.
+bool control_allowed(const tw_conn *c, Ctrl type)
+{
+    bool big_return = owed_total(c) * 2 >= cfg(c).recv_depth;
+    uint32_t need = (type == Ctrl::Credit && big_return) ? 1 : 2;
+    return c->send_credits >= need;
+}
+
+void pump_control(tw_conn *c, bool data_all_posted)
+{
+    while (!c->error && sq_free(c) >= 1 && c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
+        if (c->want_ka_ack && control_allowed(c, Ctrl::KeepaliveAck)) {
+            c->want_ka_ack = false;
+            if (!send_ctrl(c, Ctrl::KeepaliveAck, false)) return;
+        } else if (c->want_credit && control_allowed(c, Ctrl::Credit)) {
+            c->want_credit = false;
+            if (!send_ctrl(c, Ctrl::Credit, false)) return;
+        } else if (c->want_keepalive && control_allowed(c, Ctrl::Keepalive)) {
+            c->want_keepalive = false;
+            if (!send_ctrl(c, Ctrl::Keepalive, false)) return;
+        } else if (c->want_shutdown && data_all_posted && !c->shutdown_sent && control_allowed(c, Ctrl::Shutdown)) {
+            c->want_shutdown = false;
+            c->shutdown_sent = true;
+            if (!send_ctrl(c, Ctrl::Shutdown, true)) return;
+            c->shutdown_seq = c->wr_posted;
+        } else {
+            break;
+        }
+    }
+}
+
+/// Report consumed ring space every quarter ring, and return receives once
+/// half of them wait (whatever consumed them: data or control).
+void check_credit_report(tw_conn *c)
+{
+    if ((c->rx_head - c->rx_reported) * 4 >= c->rx_size || owed_total(c) * 2 >= cfg(c).recv_depth)
+        c->want_credit = true;
+}
+
+void bad_frame(tw_conn *c, const std::string &what)
+{
+    conn_fail(c, -TW_EBADFRAME, "malformed message from " + c->peer_text + ": " + what + "; the connection is closed");
+}
+
+bool add_credits(tw_conn *c, uint32_t credits)
+{
+    if (uint64_t(c->send_credits) + credits > c->peer.recv_depth) {
+        bad_frame(c, format("returned %u credits with %u outstanding, more than the %u receives it posted", credits,
+                            c->send_credits, c->peer.recv_depth));
+        return false;
+    }
+    c->send_credits += credits;
+    return true;
+}
+
+void on_data(tw_conn *c, uint32_t imm_host)
+{
+    Imm imm = imm_decode(imm_host);
+    if (imm.type != kImmTypeData) return bad_frame(c, format("immediate of unknown type %u", imm.type));
+    if (imm.len == 0) return bad_frame(c, "data write of length 0");
+    if (c->peer_eof) return bad_frame(c, "data after SHUTDOWN");
+    if (c->rx_tail + imm.len - c->rx_reported > c->rx_size)
+        return bad_frame(c, format("data write of %u bytes overflows the receive ring", imm.len));
+    if (!add_credits(c, imm.credits)) return;
+    c->rx_tail += imm.len;
+    c->stats.bytes_received += imm.len;
+    c->stats.messages_received += 1;
+    if (c->host_closed) {
+        // Data for a closed connection: reset it, as TCP does.
+        conn_fail(c, -ECONNRESET, "data arrived after close");
+        return;
+    }
+    if (c->rd_shut) c->rx_head = c->rx_tail; // nobody will read: free the ring
+    mark_ready(c);
+}
+
+void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
+{
+    WireCtrl m{};
+    std::string why = ctrl_from_wire(buf, len, c->version, &m);
+    if (!why.empty()) return bad_frame(c, why);
+    c->stats.control_received += 1;
+    if (m.consumed < c->r_consumed || m.consumed > c->r_written)
+        return bad_frame(c, format("%s reports %llu bytes consumed, outside %llu..%llu", ctrl_name(m.type),
+                                   static_cast<unsigned long long>(m.consumed),
+                                   static_cast<unsigned long long>(c->r_consumed),
+                                   static_cast<unsigned long long>(c->r_written)));
+    if (!add_credits(c, m.credits)) return;
+    c->r_consumed = m.consumed;
+    switch (static_cast<Ctrl>(m.type)) {
+    case Ctrl::Credit: break;
+    case Ctrl::Shutdown:
+        if (m.sent != c->rx_tail)
+            return bad_frame(c, format("SHUTDOWN after %llu bytes, but %llu arrived",
+                                       static_cast<unsigned long long>(m.sent),
+                                       static_cast<unsigned long long>(c->rx_tail)));
+        c->peer_eof = true;
+        break;
+    case Ctrl::Keepalive: c->want_ka_ack = true; break;
+    case Ctrl::KeepaliveAck: break;
+    }
+    mark_ready(c);
+}
+
+void on_send_done(tw_conn *c)
+{
+    if (c->marks.empty()) return;
+    SignalMark m = c->marks.front();
+    c->marks.pop_front();
+    c->wr_done = m.wr_seq;
+    c->tx_done = std::max(c->tx_done, m.tx_end);
+    c->ctrl_done = std::max(c->ctrl_done, m.ctrl_end);
+    if (c->shutdown_sent && !c->shutdown_acked && c->wr_done >= c->shutdown_seq) c->shutdown_acked = true;
+    mark_ready(c);
+}
+
+} // namespace
+
+int post_recvs(tw_conn *c, uint32_t first, uint32_t count)
+{
+    // One call for the whole batch: posting is a doorbell per call.
+    ibv_sge sges[64];
+    ibv_recv_wr wrs[64];
+    while (count > 0) {
+        uint32_t n = std::min<uint32_t>(count, 64);
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t index = first + i;
+            sges[i] = ibv_sge{};
+            sges[i].addr = reinterpret_cast<uint64_t>(c->recv_bufs + size_t(index) * kRecvBufSize);
+            sges[i].length = kRecvBufSize;
+            sges[i].lkey = c->block->lkey;
+            wrs[i] = ibv_recv_wr{};
+            wrs[i].wr_id = make_wr_id(c->serial, WrKind::Recv, index);
+            wrs[i].sg_list = &sges[i];
+            wrs[i].num_sge = 1;
+            wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+        }
+        ibv_recv_wr *bad = nullptr;
+        int rc = ibv_post_recv(c->qp, wrs, &bad);
+        if (rc) return -rc;
+        first += n;
+        count -= n;
+    }
+    return 0;
+}
+
+void conn_pump(tw_conn *c)
+{
+    if (c->state != ConnState::Established || c->error || !c->qp) return;
+    check_credit_report(c);
+    bool all_posted = pump_data(c);
+    pump_control(c, all_posted);
+    // Control first may have freed nothing for data; data again if credits
+    // allow (cheap: returns at once when nothing is pending).
+    if (!all_posted && !c->error) pump_data(c);
+}
+
+void conn_on_wc(tw_conn *c, const ibv_wc &wc)
+{
+    auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
+    if (wc.status != IBV_WC_SUCCESS) {
+        if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
+        // Flushes after we (or the peer) ended the connection say nothing new.
+        if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) return;
+        const char *what = kind == WrKind::Recv ? "RECV" : kind == WrKind::Ctrl ? "SEND (control)" : "RDMA_WRITE";
+        conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
+        if (c->host_closed) conn_check_linger(c);
+        return;
+    }
+    c->last_rx_ns = now_ns(c->loop->t);
+    if (kind == WrKind::Recv) {
+        uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xffffff);
+        bool data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
+        if (data) on_data(c, ntohl(wc.imm_data));
+        else on_ctrl(c, c->recv_bufs + size_t(index) * kRecvBufSize, wc.byte_len);
+        if (c->error) return;
+        int rc = post_recvs(c, index, 1);
+        if (rc) {
+            conn_fail(c, -TW_EWC, call_failed("ibv_post_recv", -rc));
+            return;
+        }
+        if (data) c->owed_data += 1;
+        else c->owed_ctrl += 1;
+    } else {
+        on_send_done(c);
+    }
+    conn_pump(c);
+    if (c->host_closed) conn_check_linger(c);
+}
+
+static int not_ready(const tw_conn *c)
+{
+    if (c->error) return c->error;
+    if (c->state == ConnState::Finished) return -ENOTCONN;
+    return -EAGAIN;
+}
+
+ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt)
+{
+    if (c->borrowed) return -EBUSY;
+    if (c->state != ConnState::Established && c->rx_tail == c->rx_head) return not_ready(c);
+    uint64_t avail = c->rx_tail - c->rx_head;
+    if (avail == 0) {
+        if (c->peer_eof || c->rd_shut) return 0;
+        return c->error ? c->error : -EAGAIN;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < iovcnt && total < avail; ++i) {
+        uint64_t want = std::min<uint64_t>(iov[i].iov_len, avail - total);
+        uint64_t done = 0;
+        while (done < want) {
+            uint64_t off = (c->rx_head + total + done) % c->rx_size;
+            uint64_t chunk = std::min(want - done, c->rx_size - off);
+            std::memcpy(static_cast<uint8_t *>(iov[i].iov_base) + done, c->rx + off, chunk);
+            done += chunk;
+        }
+        total += want;
+    }
+    c->rx_head += total;
+    conn_pump(c);
+    return static_cast<ssize_t>(total);
+}
+
+ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt)
+{
+    if (c->state != ConnState::Established) return not_ready(c);
+    if (c->error) return c->error;
+    if (c->wr_shut) return -EPIPE;
+    if (c->write_error) return c->write_error;
+    if (c->sendbuf_out) return -EBUSY;
+    size_t want = 0;
+    for (int i = 0; i < iovcnt; ++i) want += iov[i].iov_len;
+    if (want == 0) return 0;
+    uint64_t space = c->tx_size - (c->tx_head - c->tx_done);
+    uint64_t total = 0;
+    for (int i = 0; i < iovcnt && total < space; ++i) {
+        uint64_t take = std::min<uint64_t>(iov[i].iov_len, space - total);
+        uint64_t done = 0;
+        while (done < take) {
+            uint64_t off = (c->tx_head + total + done) % c->tx_size;
+            uint64_t chunk = std::min(take - done, c->tx_size - off);
+            std::memcpy(c->tx + off, static_cast<const uint8_t *>(iov[i].iov_base) + done, chunk);
+            done += chunk;
+        }
+        total += take;
+    }
+    if (total < want) c->stats.write_would_block += 1;
+    c->tx_head += total;
+    conn_pump(c);
+    if (total < want) post_fence(c);
+    if (total == 0) return -EAGAIN;
+    return static_cast<ssize_t>(total);
+}
+
+int conn_shutdown(tw_conn *c, int how)
+{
+    if (how != SHUT_WR && how != SHUT_RD && how != SHUT_RDWR) return -EINVAL;
+    if (c->state != ConnState::Established) return c->error ? c->error : -ENOTCONN;
+    if (how == SHUT_RD || how == SHUT_RDWR) {
+        c->rd_shut = true;
+        c->rx_head = c->rx_tail;
+        mark_ready(c);
+    }
+    if ((how == SHUT_WR || how == SHUT_RDWR) && !c->wr_shut) {
+        c->wr_shut = true;
+        c->want_shutdown = true;
+    }
+    conn_pump(c);
+    return 0;
+}
+
+int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
+{
+    if (c->state != ConnState::Established) return not_ready(c);
+    if (c->error) return c->error;
+    if (c->wr_shut) return -EPIPE;
+    if (c->write_error) return c->write_error;
+    if (c->sendbuf_out) return -EBUSY;
+    if (min_len > c->tx_size) return -EMSGSIZE;
+    uint64_t space = c->tx_size - (c->tx_head - c->tx_done);
+    uint64_t off = c->tx_head % c->tx_size;
+    uint64_t contiguous = std::min(space, c->tx_size - off);
+    if (contiguous < min_len && c->tx_done == c->tx_head && off != 0) {
+        // Idle ring: nothing in flight refers to it, so skip to its start.
+        uint64_t skip = c->tx_size - off;
+        c->tx_head += skip;
+        c->tx_posted += skip;
+        c->tx_done += skip;
+        for (auto &m : c->marks) m.tx_end = std::max(m.tx_end, c->tx_done);
+        contiguous = c->tx_size;
+    }
+    if (contiguous == 0 || contiguous < min_len) {
+        c->stats.write_would_block += 1;
+        post_fence(c);
+        return -EAGAIN;
+    }
+    out->data = c->tx + (c->tx_head % c->tx_size);
+    out->cap = contiguous;
+    out->len = 0;
+    out->token = c->tx_head;
+    c->sendbuf_out = true;
+    return 0;
+}
+
+int conn_send_buf_submit(tw_conn *c, tw_buf *buf)
+{
+    if (!c->sendbuf_out || !buf || buf->token != c->tx_head) return -EINVAL;
+    if (buf->len > buf->cap) return -EINVAL;
+    c->sendbuf_out = false;
+    if (c->error) return c->error;
+    if (buf->len == 0) return 0;
+    c->tx_head += buf->len;
+    c->stats.zero_copy_sends += 1;
+    conn_pump(c);
+    return 0;
+}
+
+int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
+{
+    if (c->borrowed) return -EBUSY;
+    if (c->state != ConnState::Established && c->rx_tail == c->rx_head) return not_ready(c);
+    uint64_t avail = c->rx_tail - c->rx_head;
+    if (avail == 0) {
+        if (c->peer_eof || c->rd_shut) {
+            out->data = nullptr;
+            out->len = out->cap = 0;
+            out->token = c->rx_head;
+            return 0;
+        }
+        return c->error ? c->error : -EAGAIN;
+    }
+    uint64_t off = c->rx_head % c->rx_size;
+    uint64_t len = std::min(avail, c->rx_size - off);
+    out->data = c->rx + off;
+    out->len = out->cap = len;
+    out->token = c->rx_head;
+    c->borrowed = true;
+    c->stats.zero_copy_recvs += 1;
+    return 0;
+}
+
+int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed)
+{
+    if (!c->borrowed || !buf || buf->token != c->rx_head || consumed > buf->len) return -EINVAL;
+    c->borrowed = false;
+    c->rx_head += consumed;
+    mark_ready(c);
+    conn_pump(c);
+    return 0;
+}
+
+} // namespace twrdma

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+#include "devices.hpp"
+
+#include "report.hpp"
+
+#include <twinwire/errors.h>
+
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
+
+#include <cerrno>
+
+namespace twrdma {
+
+const char *port_state_name(ibv_port_state state)
+{
+    switch (state) {
+    case IBV_PORT_NOP: return "NOP";
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+    }
+    return "UNKNOWN";
+}
+
+static const char *gid_type_name(ibv_gid_type type)
+{
+    switch (type) {
+    case IBV_GID_TYPE_IB: return "IB";
+    case IBV_GID_TYPE_ROCE_V1: return "RoCEv1";
+    case IBV_GID_TYPE_ROCE_V2: return "RoCEv2";
+    }
+    return "unknown";
+}
+
+static int query_gid_type(ibv_context *ctx, uint8_t port, int index, ibv_gid_type *type)
+{
+    ibv_gid_entry entry{};
+    int rc = ibv_query_gid_ex(ctx, port, static_cast<uint32_t>(index), &entry, 0);
+    if (rc == 0) *type = static_cast<ibv_gid_type>(entry.gid_type);
+    return rc;
+}
+
+static std::string gid_text(const ibv_gid &gid)
+{
+    char buf[INET6_ADDRSTRLEN] = "";
+    inet_ntop(AF_INET6, gid.raw, buf, sizeof buf);
+    return buf;
+}
+
+Devices::~Devices()
+{
+    for (auto &d : devices_)
+        if (d.pd) ibv_dealloc_pd(d.pd);
+    if (list_) rdma_free_devices(list_);
+}
+
+static bool port_usable(ibv_context *ctx, uint8_t port, const Settings &s, std::string *why)
+{
+    ibv_port_attr pa{};
+    int rc = ibv_query_port(ctx, port, &pa);
+    if (rc) {
+        *why = call_failed("ibv_query_port", rc);
+        return false;
+    }
+    if (pa.state != IBV_PORT_ACTIVE) {
+        *why = format("%s port %u is %s", ibv_get_device_name(ctx->device), port, port_state_name(pa.state));
+        return false;
+    }
+    if (s.gid_index >= 0) {
+        ibv_gid_type type{};
+        if (s.gid_index >= pa.gid_tbl_len || query_gid_type(ctx, port, s.gid_index, &type) != 0) {
+            *why = format("%s port %u has no GID index %d (rdma.gid_index)", ibv_get_device_name(ctx->device), port,
+                          s.gid_index);
+            return false;
+        }
+        if (type != IBV_GID_TYPE_ROCE_V2) {
+            *why = format("%s port %u GID index %d is %s, not RoCEv2 (rdma.gid_index)", ibv_get_device_name(ctx->device),
+                          port, s.gid_index, gid_type_name(type));
+            return false;
+        }
+    }
+    return true;
+}
+
+int Devices::open(const Settings &s, std::string *why)
+{
+    int n = 0;
+    list_ = rdma_get_devices(&n);
+    if (!list_ || n == 0) {
+        *why = "no RDMA device found (ibv_devices lists none); load a driver or create a SoftRoCE device "
+               "(`rdma link add rxe0 type rxe netdev eth0`), or use the TCP transport";
+        return -TW_ENODEVICE;
+    }
+    std::string down;
+    bool named_found = s.device.empty();
+    for (int i = 0; i < n; ++i) {
+        Device d;
+        d.ctx = list_[i];
+        d.name = ibv_get_device_name(d.ctx->device);
+        if (!s.device.empty() && d.name != s.device) {
+            d.why_unusable = "not the configured rdma.device";
+            devices_.push_back(d);
+            continue;
+        }
+        named_found = true;
+        int rc = ibv_query_device(d.ctx, &d.attr);
+        if (rc) {
+            d.why_unusable = call_failed("ibv_query_device", rc);
+            devices_.push_back(d);
+            continue;
+        }
+        std::string port_why;
+        for (uint8_t p = 1; p <= d.attr.phys_port_cnt && !d.usable; ++p) {
+            if (s.port && p != s.port) continue;
+            if (port_usable(d.ctx, p, s, &port_why)) d.usable = true;
+        }
+        if (s.port && s.port > d.attr.phys_port_cnt) port_why = format("%s has no port %u (rdma.port)", d.name.c_str(), s.port);
+        if (d.usable) {
+            d.pd = ibv_alloc_pd(d.ctx);
+            if (!d.pd) {
+                d.usable = false;
+                port_why = call_failed("ibv_alloc_pd", errno);
+            }
+        }
+        if (!d.usable) {
+            d.why_unusable = port_why;
+            if (!down.empty()) down += "; ";
+            down += port_why;
+        }
+        devices_.push_back(d);
+    }
+    if (!named_found) {
+        *why = format("rdma.device = %s: no such RDMA device", s.device.c_str());
+        return -TW_ENODEVICE;
+    }
+    for (auto &d : devices_)
+        if (d.usable) return 0;
+    *why = "no RDMA port is ACTIVE (" + down + "); check the link (`rdma link`, `ip link`) and the cable/netdev";
+    return -TW_EPORTDOWN;
+}
+
+Device *Devices::find(const ibv_context *ctx)
+{
+    for (auto &d : devices_)
+        if (d.ctx == ctx) return &d;
+    return nullptr;
+}
+
+std::string Devices::describe() const
+{
+    std::string out;
+    for (auto &d : devices_) {
+        out += format("device: %s %s%s\n", d.name.c_str(), d.usable ? "in use" : "unused: ",
+                      d.usable ? "" : d.why_unusable.c_str());
+    }
+    return out;
+}
+
+std::string probe_devices()
+{
+    std::string out;
+    int n = 0;
+    ibv_device **list = ibv_get_device_list(&n);
+    if (!list) return format("devices: 0\nerror: %s\n", call_failed("ibv_get_device_list", errno).c_str());
+    out += format("devices: %d\n", n);
+    for (int i = 0; i < n; ++i) {
+        const char *name = ibv_get_device_name(list[i]);
+        ibv_context *ctx = ibv_open_device(list[i]);
+        if (!ctx) {
+            out += format("device: %s (cannot open: %s)\n", name, call_failed("ibv_open_device", errno).c_str());
+            continue;
+        }
+        ibv_device_attr attr{};
+        if (ibv_query_device(ctx, &attr) == 0) {
+            out += format("device: %s ports %u max_qp %d max_qp_wr %d max_cqe %d max_mr %d\n", name,
+                          attr.phys_port_cnt, attr.max_qp, attr.max_qp_wr, attr.max_cqe, attr.max_mr);
+            for (uint8_t p = 1; p <= attr.phys_port_cnt; ++p) {
+                ibv_port_attr pa{};
+                if (ibv_query_port(ctx, p, &pa)) continue;
+                out += format("port: %s/%u state %s active_mtu %d link_layer %s\n", name, p,
+                              port_state_name(pa.state), 128 << pa.active_mtu,
+                              pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
+                for (int g = 0; g < pa.gid_tbl_len; ++g) {
+                    ibv_gid gid{};
+                    if (ibv_query_gid(ctx, p, g, &gid)) break;
+                    bool zero = true;
+                    for (uint8_t b : gid.raw) zero = zero && b == 0;
+                    if (zero) continue;
+                    ibv_gid_type type{};
+                    const char *tname = query_gid_type(ctx, p, g, &type) == 0 ? gid_type_name(type) : "?";
+                    out += format("gid: %s/%u[%d] %s %s\n", name, p, g, gid_text(gid).c_str(), tname);
+                }
+            }
+        }
+        ibv_close_device(ctx);
+    }
+    ibv_free_device_list(list);
+    return out;
+}
+
+} // namespace twrdma

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+// The ABI boundary: the vtable, the entry point, and the guards every call
+// passes (fork check, no exception crosses into C).
+#include "process_guard.hpp"
+#include "report.hpp"
+#include "transport.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+using namespace twrdma;
+
+namespace {
+
+/// Run `fn`, turning a forked child into -TW_EFORKED and any exception into
+/// an error code.
+template <class Fn> auto guarded(Fn fn) -> decltype(fn())
+{
+    using R = decltype(fn());
+    if (in_forked_child()) return static_cast<R>(-TW_EFORKED);
+    try {
+        return fn();
+    } catch (const std::bad_alloc &) {
+        return static_cast<R>(-ENOMEM);
+    } catch (...) {
+        return static_cast<R>(-EIO);
+    }
+}
+
+template <class Fn> void guarded_void(Fn fn)
+{
+    // In a forked child the objects belong to the parent: touch nothing.
+    if (in_forked_child()) return;
+    try {
+        fn();
+    } catch (...) {
+    }
+}
+
+int op_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
+{
+    try {
+        return transport_init(host, out, why, why_len);
+    } catch (const std::bad_alloc &) {
+        return -ENOMEM;
+    } catch (...) {
+        return -EIO;
+    }
+}
+
+void op_fini(tw_transport *t)
+{
+    guarded_void([&] { transport_fini(t); });
+}
+
+int op_probe(const tw_host *host, char *buf, size_t len)
+{
+    try {
+        return transport_probe(host, buf, len);
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+int op_describe(tw_transport *t, char *buf, size_t len)
+{
+    return guarded([&] { return transport_describe(t, buf, len); });
+}
+
+int op_loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
+{
+    return guarded([&] { return loop_attach(t, loop, out); });
+}
+
+void op_loop_detach(tw_transport_loop *l)
+{
+    guarded_void([&] { loop_detach(l); });
+}
+
+int op_has_pending(tw_transport_loop *l)
+{
+    if (in_forked_child()) return 0;
+    return guarded([&] { return has_pending(l); });
+}
+
+int op_process_pending(tw_transport_loop *l)
+{
+    return guarded([&] { return process_pending(l); });
+}
+
+int op_listen(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
+{
+    return guarded([&] { return listener_open(l, p, out); });
+}
+
+int op_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
+{
+    return guarded([&] { return listener_accept(ls, target, out); });
+}
+
+int op_listener_addr(tw_listener *ls, sockaddr *addr, uint32_t *addrlen)
+{
+    return guarded([&]() -> int {
+        sockaddr *sa = ls->id ? rdma_get_local_addr(ls->id) : nullptr;
+        if (!sa) return -ENOTCONN;
+        uint32_t need = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+        std::memcpy(addr, sa, std::min(need, *addrlen));
+        *addrlen = need;
+        return 0;
+    });
+}
+
+void op_listener_close(tw_listener *ls)
+{
+    guarded_void([&] { listener_close(ls); });
+}
+
+int op_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
+{
+    return guarded([&] { return conn_connect(l, p, out); });
+}
+
+int op_set_callback(tw_conn *c, tw_conn_cb cb, void *arg)
+{
+    return guarded([&] {
+        c->cb = cb;
+        c->cb_arg = arg;
+        mark_ready(c);
+        return 0;
+    });
+}
+
+int op_set_events(tw_conn *c, uint32_t events)
+{
+    return guarded([&] {
+        c->interest = events & (TW_EV_READ | TW_EV_WRITE);
+        mark_ready(c);
+        return 0;
+    });
+}
+
+ssize_t op_read(tw_conn *c, void *buf, size_t len)
+{
+    return guarded([&] {
+        iovec v{buf, len};
+        return conn_read(c, &v, 1);
+    });
+}
+
+ssize_t op_readv(tw_conn *c, const iovec *iov, int iovcnt)
+{
+    return guarded([&]() -> ssize_t {
+        if (iovcnt < 0) return -EINVAL;
+        return conn_read(c, iov, iovcnt);
+    });
+}
+
+ssize_t op_write(tw_conn *c, const void *buf, size_t len)
+{
+    return guarded([&] {
+        iovec v{const_cast<void *>(buf), len};
+        return conn_write(c, &v, 1);
+    });
+}
+
+ssize_t op_writev(tw_conn *c, const iovec *iov, int iovcnt)
+{
+    return guarded([&]() -> ssize_t {
+        if (iovcnt < 0) return -EINVAL;
+        return conn_write(c, iov, iovcnt);
+    });
+}
+
+int op_shutdown(tw_conn *c, int how)
+{
+    return guarded([&] { return conn_shutdown(c, how); });
+}
+
+void op_close(tw_conn *c)
+{
+    guarded_void([&] { conn_close(c); });
+}
+
+int op_get_error(tw_conn *c)
+{
+    if (in_forked_child()) return -TW_EFORKED;
+    return c->error;
+}
+
+const char *op_last_error(tw_conn *c)
+{
+    if (in_forked_child()) return fork_message();
+    return c->last_error.c_str();
+}
+
+int addr_out(sockaddr *sa, sockaddr *addr, uint32_t *addrlen)
+{
+    if (!sa || sa->sa_family == 0) return -ENOTCONN;
+    uint32_t need = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    std::memcpy(addr, sa, std::min(need, *addrlen));
+    *addrlen = need;
+    return 0;
+}
+
+int op_local_addr(tw_conn *c, sockaddr *addr, uint32_t *addrlen)
+{
+    return guarded([&] { return c->id ? addr_out(rdma_get_local_addr(c->id), addr, addrlen) : -ENOTCONN; });
+}
+
+int op_peer_addr(tw_conn *c, sockaddr *addr, uint32_t *addrlen)
+{
+    return guarded([&] { return c->id ? addr_out(rdma_get_peer_addr(c->id), addr, addrlen) : -ENOTCONN; });
+}
+
+int op_get_stats(tw_conn *c, tw_conn_stats *out)
+{
+    return guarded([&]() -> int {
+        if (!out || out->size < 8) return -EINVAL;
+        tw_conn_stats s = c->stats;
+        s.size = out->size;
+        s.version = TW_CONN_STATS_VERSION;
+        std::memcpy(out, &s, std::min<size_t>(out->size, sizeof s));
+        return 0;
+    });
+}
+
+const char *op_strerror(int err)
+{
+    int e = err < 0 ? -err : err;
+    if (e == TW_EFORKED) return fork_message();
+    if (e > TW_EBASE && e < TW_ELAST) return tw_strerror(e);
+    return nullptr;
+}
+
+int op_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
+{
+    return guarded([&] { return conn_send_buf_get(c, min_len, out); });
+}
+
+int op_send_buf_submit(tw_conn *c, tw_buf *buf)
+{
+    return guarded([&] { return conn_send_buf_submit(c, buf); });
+}
+
+int op_recv_buf_borrow(tw_conn *c, tw_buf *out)
+{
+    return guarded([&] { return conn_recv_buf_borrow(c, out); });
+}
+
+int op_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed)
+{
+    return guarded([&] { return conn_recv_buf_return(c, buf, consumed); });
+}
+
+int op_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
+{
+    return guarded([&]() -> int {
+        switch (op) {
+        case TW_CTRL_GET_FD: return -ENOTSUP;
+        case TW_CTRL_SET_NODELAY: return 0; // every write is posted at once already
+        case TW_CTRL_GET_TRANSPORT_STATS: {
+            auto *st = static_cast<tw_transport_stats *>(data);
+            tw_transport *tr = c ? c->loop->t : t;
+            if (!st || !tr || st->size < 8) return -EINVAL;
+            tr->counters.fill(st);
+            return 0;
+        }
+        default: return -EOPNOTSUPP;
+        }
+    });
+}
+
+const tw_transport_ops rdma_ops = {
+    sizeof(tw_transport_ops),
+    TW_TRANSPORT_OPS_VERSION,
+    "rdma",
+    "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
+    TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
+        TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL,
+    op_init,
+    op_fini,
+    op_probe,
+    op_describe,
+    op_loop_attach,
+    op_loop_detach,
+    op_has_pending,
+    op_process_pending,
+    op_listen,
+    op_accept,
+    op_listener_addr,
+    op_listener_close,
+    op_connect,
+    op_set_callback,
+    op_set_events,
+    op_read,
+    op_readv,
+    op_write,
+    op_writev,
+    op_shutdown,
+    op_close,
+    op_get_error,
+    op_last_error,
+    op_local_addr,
+    op_peer_addr,
+    op_get_stats,
+    op_strerror,
+    op_send_buf_get,
+    op_send_buf_submit,
+    op_recv_buf_borrow,
+    op_recv_buf_return,
+    op_ctrl,
+};
+
+const tw_plugin_info rdma_info = {
+    sizeof(tw_plugin_info), TW_PLUGIN_INFO_VERSION, TW_ABI_MAJOR, TW_ABI_MINOR, "rdma", "0.1.0", &rdma_ops,
+};
+
+} // namespace
+
+extern "C" TW_EXPORT const tw_plugin_info *TW_PLUGIN_ENTRY(uint32_t host_abi_major, uint32_t host_abi_minor)
+{
+    (void)host_abi_minor;
+    return host_abi_major == TW_ABI_MAJOR ? &rdma_info : nullptr;
+}

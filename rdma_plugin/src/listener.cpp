@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// Listeners: rdma_listen on the listener's loop, CONNECT_REQUESTs validated
+// and queued, accept() hands one to a target loop (rdma_migrate_id) where
+// the handshake finishes.
+#include "core.hpp"
+
+#include "report.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace twrdma {
+
+namespace {
+
+void reject(rdma_cm_id *id, RejectReason reason, const std::string &text)
+{
+    WireReject rej = reject_make(reason, text);
+    rdma_reject(id, &rej, sizeof rej);
+}
+
+std::string peer_of(rdma_cm_id *id) { return sockaddr_text(rdma_get_peer_addr(id)); }
+
+void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
+{
+    tw_transport *t = ls->loop->t;
+    std::string peer = peer_of(id);
+    WireHello hello{};
+    std::string why = hello_from_wire(pdata, plen, &hello);
+    if (!why.empty()) {
+        logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(), why.c_str());
+        reject(id, RejectReason::BadHello, "server: " + why);
+        rdma_destroy_id(id);
+        t->counters.handshakes_aborted += 1;
+        return;
+    }
+    uint8_t version = negotiate(hello, kProtoMin, kProtoMax);
+    if (version == 0) {
+        std::string text = format("no common protocol version: client speaks %u..%u, server %u..%u", hello.proto_min,
+                                  hello.proto_max, kProtoMin, kProtoMax);
+        logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(), text.c_str());
+        reject(id, RejectReason::Version, "server: " + text);
+        rdma_destroy_id(id);
+        t->counters.handshakes_aborted += 1;
+        return;
+    }
+    if (ls->closed || static_cast<int>(ls->queue.size()) >= ls->backlog) {
+        logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(),
+             ls->closed ? "listener closing" : "accept backlog full");
+        reject(id, ls->closed ? RejectReason::Shutdown : RejectReason::Backlog,
+               ls->closed ? "server: listener closing" : format("server: accept backlog of %d full", ls->backlog));
+        rdma_destroy_id(id);
+        t->counters.handshakes_aborted += 1;
+        return;
+    }
+    tw_conn *c = conn_new(ls->loop);
+    c->state = ConnState::Queued;
+    c->listener = ls;
+    c->id = id;
+    id->context = c;
+    c->client_hello = hello;
+    c->version = version;
+    c->peer_text = peer;
+    ls->queue.push_back(c);
+}
+
+} // namespace
+
+int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
+{
+    if (!p || p->size < sizeof(tw_listen_params) || !p->addr || !p->on_incoming) return -EINVAL;
+    if (!(p->addr->sa_family == AF_INET && p->addrlen >= sizeof(sockaddr_in)) &&
+        !(p->addr->sa_family == AF_INET6 && p->addrlen >= sizeof(sockaddr_in6)))
+        return -EAFNOSUPPORT;
+    auto ls = std::make_unique<tw_listener>();
+    ls->loop = l;
+    ls->on_incoming = p->on_incoming;
+    ls->arg = p->arg;
+    ls->backlog = p->backlog > 0 ? p->backlog : 1024;
+    if (rdma_create_id(l->cm, &ls->id, ls.get(), RDMA_PS_TCP) != 0) {
+        int err = errno;
+        logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_create_id", err).c_str());
+        return -err;
+    }
+    if (p->addr->sa_family == AF_INET6) {
+        int afonly = (p->flags & TW_LISTEN_V6ONLY) ? 1 : 0;
+        rdma_set_option(ls->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof afonly);
+    }
+    int reuse = 1;
+    rdma_set_option(ls->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
+    sockaddr_storage ss{};
+    std::memcpy(&ss, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    if (rdma_bind_addr(ls->id, reinterpret_cast<sockaddr *>(&ss)) != 0 || rdma_listen(ls->id, ls->backlog) != 0) {
+        int err = errno;
+        logf(l->t, TW_LOG_INFO, "RDMA listen: %s", call_failed("rdma_bind_addr/rdma_listen", err).c_str());
+        rdma_destroy_id(ls->id);
+        return err == ENODEV ? -EADDRNOTAVAIL : -err;
+    }
+    l->listeners.push_back(ls.get());
+    *out = ls.release();
+    return 0;
+}
+
+void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t plen)
+{
+    if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+        on_request(ls, ev.id, pdata, plen);
+        return;
+    }
+    if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL)
+        logf(ls->loop->t, TW_LOG_WARN, "RDMA listener: device removed; it accepts nothing more");
+}
+
+void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why)
+{
+    tw_transport *t = ls->loop->t;
+    auto it = std::find(ls->queue.begin(), ls->queue.end(), c);
+    if (it != ls->queue.end()) ls->queue.erase(it);
+    logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client before accept (%s)",
+         c->peer_text.c_str(), why);
+    t->counters.handshakes_aborted += 1;
+    c->listener = nullptr;
+    conn_teardown(c, true);
+    c->host_closed = true; // never seen by the host
+    c->reaped = true;
+    ls->loop->reap.push_back(c);
+}
+
+int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
+{
+    tw_transport *t = ls->loop->t;
+    while (!ls->queue.empty()) {
+        tw_conn *c = ls->queue.front();
+        ls->queue.pop_front();
+        c->listener = nullptr;
+        // Ownership moves to `target` now: its thread reads the id's events
+        // from here on, and only it touches the connection.
+        ls->loop->conns.erase(c);
+        if (target != ls->loop && rdma_migrate_id(c->id, target->cm) != 0) {
+            logf(t, TW_LOG_WARN, "accept from %s: %s", c->peer_text.c_str(),
+                 call_failed("rdma_migrate_id", errno).c_str());
+            reject(c->id, RejectReason::Resources, "server: cannot hand the connection to a loop");
+            ls->loop->conns.insert(c);
+            t->counters.handshakes_aborted += 1;
+            conn_teardown(c, true);
+            c->host_closed = true;
+            c->reaped = true;
+            ls->loop->reap.push_back(c);
+            continue;
+        }
+        c->loop = target;
+        c->state = ConnState::Accepting;
+        int rc = t->host->run_in_loop(target->loop, conn_accept_on_target, c);
+        if (rc) {
+            // The target loop is stopping: give up on this one.
+            reject(c->id, RejectReason::Shutdown, "server: shutting down");
+            rdma_destroy_id(c->id);
+            c->id = nullptr;
+            t->counters.connections_open -= 1;
+            t->counters.handshakes_aborted += 1;
+            delete c;
+            return rc;
+        }
+        *out = c;
+        return 0;
+    }
+    return -EAGAIN;
+}
+
+void listener_close(tw_listener *ls)
+{
+    tw_transport_loop *l = ls->loop;
+    ls->closed = true;
+    while (!ls->queue.empty()) {
+        tw_conn *c = ls->queue.front();
+        ls->queue.pop_front();
+        reject(c->id, RejectReason::Shutdown, "server: listener closed");
+        l->t->counters.handshakes_aborted += 1;
+        c->listener = nullptr;
+        conn_teardown(c, true);
+        c->host_closed = true;
+        c->reaped = true;
+        l->reap.push_back(c);
+    }
+    if (ls->id) rdma_destroy_id(ls->id);
+    ls->id = nullptr;
+    l->listeners.erase(std::remove(l->listeners.begin(), l->listeners.end(), ls), l->listeners.end());
+    l->dead_listeners.push_back(ls);
+}
+
+} // namespace twrdma

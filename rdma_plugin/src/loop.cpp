@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+// Per-loop state: the rdma_cm event channel, completion channels and CQs,
+// the tick timer (timeouts, keepalives, quarantine) and pending delivery.
+#include "core.hpp"
+
+#include "report.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace twrdma {
+
+namespace {
+
+bool set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
+{
+    auto *l = static_cast<tw_transport_loop *>(arg);
+    for (;;) {
+        rdma_cm_event *raw = nullptr;
+        if (rdma_get_cm_event(l->cm, &raw) != 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_get_cm_event", errno).c_str());
+            break;
+        }
+        // Copy what we need and ack at once: rdma_destroy_id and
+        // rdma_migrate_id wait for every event of the id to be acked.
+        rdma_cm_event ev = *raw;
+        unsigned char pdata[256];
+        size_t plen = 0;
+        if (raw->param.conn.private_data && raw->param.conn.private_data_len) {
+            plen = std::min<size_t>(raw->param.conn.private_data_len, sizeof pdata);
+            std::memcpy(pdata, raw->param.conn.private_data, plen);
+        }
+        rdma_ack_cm_event(raw);
+        logf(l->t, TW_LOG_TRACE, "cm event %s status %d", rdma_event_str(ev.event), ev.status);
+        if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+            auto *ls = static_cast<tw_listener *>(ev.listen_id->context);
+            listener_on_cm_event(ls, ev, plen ? pdata : nullptr, plen);
+            continue;
+        }
+        auto *owner = static_cast<CmOwner *>(ev.id->context);
+        if (!owner) continue;
+        if (owner->kind == CmKind::Conn) conn_on_cm_event(static_cast<tw_conn *>(owner), ev, plen ? pdata : nullptr, plen);
+        else if (owner->kind == CmKind::Listener)
+            listener_on_cm_event(static_cast<tw_listener *>(owner), ev, plen ? pdata : nullptr, plen);
+    }
+    reap_now(l);
+}
+
+/// Drain every CQ of the device: poll in batches until empty.
+int drain(LoopDevice *ld)
+{
+    tw_transport_loop *l = ld->loop;
+    int total = 0;
+    ibv_wc wcs[32];
+    for (auto &slot : ld->cqs) {
+        for (;;) {
+            int n = ibv_poll_cq(slot.cq, 32, wcs);
+            if (n < 0) {
+                logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_poll_cq", -n).c_str());
+                break;
+            }
+            for (int i = 0; i < n; ++i) {
+                uint32_t serial = static_cast<uint32_t>(wcs[i].wr_id >> 32);
+                auto it = l->serials.find(serial);
+                if (it == l->serials.end()) continue; // a QP already destroyed: flushed work
+                tw_conn *c = it->second;
+                if (c->cq_generation != l->cq_generation) {
+                    c->cq_generation = l->cq_generation;
+                    c->stats.cq_events += 1;
+                }
+                conn_on_wc(c, wcs[i]);
+            }
+            total += n;
+            if (n < 32) break;
+        }
+    }
+    if (total) l->last_completion_ns = now_ns(l->t);
+    return total;
+}
+
+void on_cq_ready(tw_watch *, int, uint32_t, void *arg)
+{
+    auto *ld = static_cast<LoopDevice *>(arg);
+    tw_transport_loop *l = ld->loop;
+    // Completion events are edge-triggered: collect them all, ack once per
+    // CQ in one batch, re-arm, then drain (which polls after re-arming).
+    std::vector<std::pair<ibv_cq *, unsigned>> acks;
+    for (;;) {
+        ibv_cq *cq = nullptr;
+        void *ctx = nullptr;
+        if (ibv_get_cq_event(ld->channel, &cq, &ctx) != 0) break;
+        auto it = std::find_if(acks.begin(), acks.end(), [cq](auto &p) { return p.first == cq; });
+        if (it == acks.end()) acks.emplace_back(cq, 1u);
+        else it->second += 1;
+    }
+    for (auto &a : acks) {
+        ibv_ack_cq_events(a.first, a.second);
+        int rc = ibv_req_notify_cq(a.first, 0);
+        if (rc) logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_req_notify_cq", rc).c_str());
+    }
+    l->cq_generation += 1;
+    drain(ld);
+    reap_now(l);
+}
+
+void on_tick(tw_timer *, void *arg)
+{
+    auto *l = static_cast<tw_transport_loop *>(arg);
+    uint64_t now = now_ns(l->t);
+    bool quarantine = false;
+    for (auto &ld : l->devs) {
+        if (ld->pool) {
+            ld->pool->release_due(now);
+            quarantine = quarantine || ld->pool->has_quarantine();
+        }
+    }
+    // conn_tick may fail a connection, never free it (reaping comes after).
+    std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
+    for (tw_conn *c : all) conn_tick(c, now);
+    reap_now(l);
+    if (l->conns.empty() && !quarantine && l->tick_armed) {
+        l->host->timer_disarm(l->tick);
+        l->tick_armed = false;
+    }
+}
+
+} // namespace
+
+void ensure_tick(tw_transport_loop *l)
+{
+    if (l->tick_armed || !l->tick) return;
+    const Settings &s = l->t->cfg;
+    uint64_t period_ms = std::min<uint64_t>(100, std::max<uint64_t>(5, s.keepalive_ms / 4));
+    if (l->host->timer_arm(l->tick, period_ms * 1000000ull, period_ms * 1000000ull) == 0) l->tick_armed = true;
+}
+
+int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
+{
+    auto l = std::make_unique<tw_transport_loop>();
+    l->t = t;
+    l->loop = loop;
+    l->host = t->host;
+    l->cm = rdma_create_event_channel();
+    if (!l->cm) {
+        int err = errno;
+        logf(t, TW_LOG_ERROR, "%s", call_failed("rdma_create_event_channel", err).c_str());
+        return -err;
+    }
+    int rc = set_nonblock(l->cm->fd) ? 0 : -errno;
+    if (!rc) rc = t->host->watch_add(loop, l->cm->fd, TW_WATCH_READ, on_cm_ready, l.get(), &l->cm_watch);
+    if (!rc) rc = t->host->timer_add(loop, on_tick, l.get(), &l->tick);
+    if (rc) {
+        if (l->cm_watch) t->host->watch_del(l->cm_watch);
+        rdma_destroy_event_channel(l->cm);
+        return rc;
+    }
+    // Pre-register the pool of a device the configuration pins down.
+    if (!t->cfg.device.empty()) {
+        for (auto &d : const_cast<std::vector<Device> &>(t->devices.all())) {
+            std::string why;
+            if (d.usable && !loop_device(l.get(), &d, &why))
+                logf(t, TW_LOG_WARN, "loop %u: %s", t->host->loop_index(loop), why.c_str());
+        }
+    }
+    *out = l.release();
+    return 0;
+}
+
+LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why)
+{
+    for (auto &ld : l->devs)
+        if (ld->dev == dev) return ld.get();
+    auto ld = std::make_unique<LoopDevice>();
+    ld->loop = l;
+    ld->dev = dev;
+    ld->channel = ibv_create_comp_channel(dev->ctx);
+    if (!ld->channel) {
+        *why = call_failed("ibv_create_comp_channel", errno);
+        return nullptr;
+    }
+    if (!set_nonblock(ld->channel->fd) ||
+        l->host->watch_add(l->loop, ld->channel->fd, TW_WATCH_READ, on_cq_ready, ld.get(), &ld->watch) != 0) {
+        *why = call_failed("watch completion channel", errno);
+        ibv_destroy_comp_channel(ld->channel);
+        return nullptr;
+    }
+    ld->pool = std::make_unique<Pool>(*dev, l->t->cfg, l->t->counters);
+    if (ld->pool->prime(why) != 0) {
+        l->host->watch_del(ld->watch);
+        ibv_destroy_comp_channel(ld->channel);
+        return nullptr;
+    }
+    l->devs.push_back(std::move(ld));
+    return l->devs.back().get();
+}
+
+int cq_reserve(LoopDevice *ld, int entries, std::string *why)
+{
+    for (size_t i = 0; i < ld->cqs.size(); ++i)
+        if (ld->cqs[i].capacity - ld->cqs[i].used >= entries) {
+            ld->cqs[i].used += entries;
+            return static_cast<int>(i);
+        }
+    int max_cqe = ld->dev->attr.max_cqe > 0 ? ld->dev->attr.max_cqe : 4096;
+    int size = std::min(max_cqe, std::max(8192, entries * 2));
+    ibv_cq *cq = ibv_create_cq(ld->dev->ctx, size, nullptr, ld->channel, 0);
+    if (!cq) {
+        *why = call_failed("ibv_create_cq", errno);
+        return -1;
+    }
+    int rc = ibv_req_notify_cq(cq, 0);
+    if (rc) {
+        *why = call_failed("ibv_req_notify_cq", rc);
+        ibv_destroy_cq(cq);
+        return -1;
+    }
+    CqSlot slot;
+    slot.cq = cq;
+    // A quarter stays free for the flushed completions of QPs being destroyed.
+    slot.capacity = cq->cqe * 3 / 4;
+    if (slot.capacity < entries) {
+        *why = format("ibv_create_cq: device gives %d entries, a connection needs %d; hint: lower rdma.sq_depth "
+                      "or rdma.recv_depth",
+                      cq->cqe, entries);
+        ibv_destroy_cq(cq);
+        return -1;
+    }
+    slot.used = entries;
+    ld->cqs.push_back(slot);
+    return static_cast<int>(ld->cqs.size() - 1);
+}
+
+void cq_release(LoopDevice *ld, int slot, int entries)
+{
+    if (slot >= 0 && static_cast<size_t>(slot) < ld->cqs.size()) ld->cqs[static_cast<size_t>(slot)].used -= entries;
+}
+
+void reap_now(tw_transport_loop *l)
+{
+    if (!l->reap.empty()) {
+        std::vector<tw_conn *> dead;
+        dead.swap(l->reap);
+        l->ready.erase(std::remove_if(l->ready.begin(), l->ready.end(), [](tw_conn *c) { return c->reaped; }),
+                       l->ready.end());
+        for (tw_conn *c : dead) conn_delete(c);
+    }
+    if (!l->dead_listeners.empty()) {
+        std::vector<tw_listener *> dead;
+        dead.swap(l->dead_listeners);
+        for (tw_listener *ls : dead) delete ls;
+    }
+}
+
+void loop_detach(tw_transport_loop *l)
+{
+    // Every connection was closed by the host; lingering ones end now.
+    std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
+    for (tw_conn *c : all) {
+        if (c->state != ConnState::Finished) conn_teardown(c, false);
+        if (!c->reaped) {
+            c->reaped = true;
+            l->reap.push_back(c);
+        }
+    }
+    for (tw_listener *ls : std::vector<tw_listener *>(l->listeners)) listener_close(ls);
+    reap_now(l);
+    const tw_host *h = l->host;
+    if (l->tick) h->timer_del(l->tick);
+    if (l->cm_watch) h->watch_del(l->cm_watch);
+    for (auto &ld : l->devs) {
+        if (ld->watch) h->watch_del(ld->watch);
+        ld->pool.reset();
+        for (auto &slot : ld->cqs) {
+            int rc = ibv_destroy_cq(slot.cq);
+            if (rc) logf(l->t, TW_LOG_WARN, "%s", call_failed("ibv_destroy_cq", rc).c_str());
+        }
+        if (ld->channel) ibv_destroy_comp_channel(ld->channel);
+    }
+    if (l->cm) rdma_destroy_event_channel(l->cm);
+    delete l;
+}
+
+int has_pending(tw_transport_loop *l)
+{
+    auto &r = l->ready;
+    r.erase(std::remove_if(r.begin(), r.end(),
+                           [](tw_conn *c) {
+                               if (deliverable(c)) return false;
+                               c->in_ready = false;
+                               return true;
+                           }),
+            r.end());
+    if (!r.empty() || !l->reap.empty()) return 1;
+    for (tw_listener *ls : l->listeners)
+        if (!ls->closed && !ls->queue.empty()) return 1;
+    uint32_t busy_us = l->t->cfg.busy_poll_us;
+    if (busy_us && !l->conns.empty() && now_ns(l->t) - l->last_completion_ns < busy_us * 1000ull) return 1;
+    return 0;
+}
+
+int process_pending(tw_transport_loop *l)
+{
+    uint32_t busy_us = l->t->cfg.busy_poll_us;
+    if (busy_us && !l->conns.empty() && now_ns(l->t) - l->last_completion_ns < busy_us * 1000ull) {
+        // Busy polling: take completions without waiting for the channel.
+        l->cq_generation += 1;
+        for (auto &ld : l->devs) drain(ld.get());
+    }
+    int called = 0;
+    std::vector<tw_listener *> ls_copy(l->listeners);
+    for (tw_listener *ls : ls_copy) {
+        if (!ls->closed && !ls->queue.empty() && ls->on_incoming) {
+            ls->on_incoming(ls, ls->arg);
+            ++called;
+        }
+    }
+    std::vector<tw_conn *> batch(l->ready);
+    for (tw_conn *c : batch) {
+        if (c->host_closed || c->reaped || !deliverable(c)) continue;
+        deliver(c);
+        ++called;
+    }
+    reap_now(l);
+    return called;
+}
+
+} // namespace twrdma

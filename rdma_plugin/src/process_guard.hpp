@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// Process-level checks: fork detection and the locked-memory limit.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace twrdma {
+
+/// Remember this process as the one that owns RDMA objects (idempotent).
+void fork_guard_arm();
+/// True in a child forked after fork_guard_arm(): RDMA objects are unusable.
+bool in_forked_child();
+/// The one-line explanation given with -TW_EFORKED.
+const char *fork_message();
+
+/// True when the process may lock any amount of memory (CAP_IPC_LOCK).
+bool has_ipc_lock_capability();
+/// 0 when `need` bytes can be registered, else -TW_EMEMLOCK with the limit,
+/// the need and the fix in *why.
+int check_memlock(size_t need, std::string *why);
+
+} // namespace twrdma

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// The rdma.* configuration keys, read once at init through host->config_get.
+#pragma once
+
+#include <twinwire/host.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace twrdma {
+
+struct Settings {
+    size_t ring_size = 128 * 1024;       ///< rdma.ring_size: receive ring the peer writes into
+    size_t send_buffer_size = 64 * 1024; ///< rdma.send_buffer_size: TX staging ring
+    uint32_t recv_depth = 64;            ///< rdma.recv_depth: receives posted per connection
+    uint32_t control_credits = 4;        ///< rdma.control_credits: receives kept for control messages
+    uint32_t sq_depth = 64;              ///< rdma.sq_depth: send queue entries per connection
+    size_t pool_size = 8u << 20;         ///< rdma.pool_size: registered per (loop, device) up front; slab size
+    size_t pool_max = 256u << 20;        ///< rdma.pool_max: growth limit per (loop, device)
+    uint32_t qp_timeout = 14;            ///< rdma.qp_timeout: 4.096 us * 2^n local ACK timeout
+    uint32_t retry_count = 7;            ///< rdma.retry_count: transport retries
+    uint32_t rnr_retry = 3;              ///< rdma.rnr_retry: RNR retries (7 = infinite, refused)
+    uint32_t keepalive_ms = 10000;       ///< rdma.keepalive_ms: idle time before a KEEPALIVE
+    uint32_t dead_peer_ms = 30000;       ///< rdma.dead_peer_ms: silence before TW_EPEERDEAD
+    uint32_t linger_ms = 5000;           ///< rdma.linger_ms: close flushes at most this long
+    uint32_t busy_poll_us = 0;           ///< rdma.busy_poll_us: 0 = off
+    std::string device;                  ///< rdma.device: use only this device ("" = any)
+    uint32_t port = 0;                   ///< rdma.port: use only this port (0 = any)
+    int gid_index = -1;                  ///< rdma.gid_index: GID the device must have (RoCE v2), -1 = any
+
+    /// Bytes of registered memory one connection holds (rings + receive and
+    /// control buffers), page aligned.
+    size_t block_size() const;
+    /// Control message slots per connection.
+    static constexpr uint32_t kCtrlSlots = 16;
+    /// How long a ring whose rkey a failed peer knows stays unused.
+    uint64_t quarantine_ns() const;
+};
+
+/// Read every rdma.* key.  On a bad value return -TW_ECONFIG and put
+/// "rdma.ring_size = 100k (twinwire.conf:3): must be a power of two" in *why.
+int load_settings(const tw_host *host, Settings *out, std::string *why);
+
+/// Parse "64k", "8M", "1G", "4096" (binary units).  False when malformed.
+bool parse_size(const char *text, uint64_t *out);
+
+} // namespace twrdma

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Process lifecycle: init (config, devices, memlock), fini, probe, describe.
+#include "transport.hpp"
+
+#include "process_guard.hpp"
+#include "report.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace twrdma {
+
+namespace {
+
+void put_why(char *why, size_t why_len, const std::string &text)
+{
+    if (why && why_len) std::snprintf(why, why_len, "%s", text.c_str());
+}
+
+int copy_out(const std::string &text, char *buf, size_t len)
+{
+    if (buf && len) std::snprintf(buf, len, "%s", text.c_str());
+    return static_cast<int>(text.size());
+}
+
+} // namespace
+
+int transport_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
+{
+    if (!host || !out) return -EINVAL;
+    if (host->size < sizeof(tw_host) || host->version < 1) {
+        put_why(why, why_len, format("host services table of %u bytes (version %u) is older than this plugin needs",
+                                     host->size, host->version));
+        return -TW_EABI;
+    }
+    fork_guard_arm();
+    auto t = std::make_unique<tw_transport>();
+    t->host = host;
+    std::string reason;
+    int rc = load_settings(host, &t->cfg, &reason);
+    if (rc) {
+        put_why(why, why_len, reason);
+        return rc;
+    }
+    // Memory first: it needs no device, and its message is the most useful.
+    rc = check_memlock(t->cfg.pool_size + (1u << 20), &reason);
+    if (rc) {
+        put_why(why, why_len, reason);
+        return rc;
+    }
+    rc = t->devices.open(t->cfg, &reason);
+    if (rc) {
+        put_why(why, why_len, reason);
+        return rc;
+    }
+    logf(t.get(), TW_LOG_INFO,
+         "RDMA transport ready: ring %s, send buffer %s, %u receives (%u for control), pool %s per loop and "
+         "device (max %s)",
+         human_bytes(t->cfg.ring_size).c_str(), human_bytes(t->cfg.send_buffer_size).c_str(), t->cfg.recv_depth,
+         t->cfg.control_credits, human_bytes(t->cfg.pool_size).c_str(), human_bytes(t->cfg.pool_max).c_str());
+    *out = t.release();
+    return 0;
+}
+
+void transport_fini(tw_transport *t) { delete t; }
+
+int transport_probe(const tw_host *, char *buf, size_t len) { return copy_out(probe_devices(), buf, len); }
+
+int transport_describe(tw_transport *t, char *buf, size_t len)
+{
+    const Settings &s = t->cfg;
+    std::string out = t->devices.describe();
+    out += format("ring_size: %zu\nsend_buffer_size: %zu\nrecv_depth: %u\ncontrol_credits: %u\nsq_depth: %u\n"
+                  "pool_size: %zu\npool_max: %zu\nbytes_per_connection: %zu\nqp_timeout: %u\nretry_count: %u\n"
+                  "rnr_retry: %u\nkeepalive_ms: %u\ndead_peer_ms: %u\nbusy_poll_us: %u\n",
+                  s.ring_size, s.send_buffer_size, s.recv_depth, s.control_credits, s.sq_depth, s.pool_size,
+                  s.pool_max, s.block_size(), s.qp_timeout, s.retry_count, s.rnr_retry, s.keepalive_ms,
+                  s.dead_peer_ms, s.busy_poll_us);
+    tw_transport_stats st{};
+    st.size = sizeof st;
+    t->counters.fill(&st);
+    out += format("registered_bytes: %llu\nregistered_in_use: %llu\n",
+                  static_cast<unsigned long long>(st.registered_bytes),
+                  static_cast<unsigned long long>(st.registered_in_use));
+    return copy_out(out, buf, len);
+}
+
+} // namespace twrdma

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "core.hpp"
+
+namespace twrdma {
+
+int transport_init(const tw_host *host, tw_transport **out, char *why, size_t why_len);
+void transport_fini(tw_transport *t);
+int transport_probe(const tw_host *host, char *buf, size_t len);
+int transport_describe(tw_transport *t, char *buf, size_t len);
+
+} // namespace twrdma

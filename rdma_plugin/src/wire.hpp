@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// The RDMA wire protocol: the hello exchanged in rdma_cm private data, the
+// control messages sent with SEND, and the immediate value of data WRITEs.
+// Everything on the wire is big-endian; layouts are pinned by static_assert.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace twrdma {
+
+constexpr uint32_t kHelloMagic = 0x54575244;  // "TWRD"
+constexpr uint32_t kRejectMagic = 0x5457524a; // "TWRJ"
+constexpr uint8_t kProtoMin = 1;
+constexpr uint8_t kProtoMax = 1;
+/// Feature bits both ends must understand; none defined in version 1.
+constexpr uint32_t kFeaturesKnown = 0;
+
+/// Handshake of either side: where the sender's receive ring is and how many
+/// receives it posted.  Sent in rdma_connect / rdma_accept private data.
+struct WireHello {
+    uint32_t magic;          ///< kHelloMagic
+    uint8_t proto_min;       ///< lowest protocol version the sender speaks
+    uint8_t proto_max;       ///< highest
+    uint8_t proto_chosen;    ///< accept only: the version in use (0 in connect)
+    uint8_t reserved0;       ///< 0
+    uint32_t features;       ///< feature bits the sender requires
+    uint32_t rkey;           ///< rkey of the sender's receive ring
+    uint64_t ring_addr;      ///< virtual address of the receive ring
+    uint32_t ring_size;      ///< bytes, power of two
+    uint16_t recv_depth;     ///< receives posted before connect/accept = initial credits
+    uint16_t credit_reserve; ///< credits the peer keeps for control messages
+    uint32_t reserved1[4];   ///< 0
+};
+static_assert(sizeof(WireHello) == 48, "hello must fit the 56 bytes of a connect request");
+static_assert(offsetof(WireHello, rkey) == 12 && offsetof(WireHello, ring_addr) == 16 &&
+                  offsetof(WireHello, ring_size) == 24 && offsetof(WireHello, recv_depth) == 28,
+              "hello layout is part of the wire protocol");
+
+/// Reasons for a twinwire reject (in WireReject.reason).
+enum class RejectReason : uint16_t {
+    BadHello = 1,      ///< the hello was malformed
+    Version = 2,       ///< no common protocol version
+    Features = 3,      ///< required features unknown
+    PoolExhausted = 4, ///< no registered memory for a new connection
+    Backlog = 5,       ///< too many connections waiting to be accepted
+    Shutdown = 6,      ///< the listener is closing
+    Resources = 7,     ///< a verbs resource could not be created
+};
+
+/// Sent with rdma_reject so the client can tell a twinwire refusal (with a
+/// reason) from "nobody listens there".
+struct WireReject {
+    uint32_t magic;     ///< kRejectMagic
+    uint8_t proto_min;  ///< what the server speaks
+    uint8_t proto_max;
+    uint16_t reason;    ///< RejectReason
+    char text[120];     ///< NUL-terminated reason for the client's last_error
+};
+static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM reject");
+
+/// Control message types (SEND).
+enum class Ctrl : uint8_t { Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4 };
+
+/// Every control message has this one fixed layout.
+struct WireCtrl {
+    uint32_t magic;    ///< kHelloMagic
+    uint8_t version;   ///< negotiated protocol version
+    uint8_t type;      ///< Ctrl
+    uint16_t reserved; ///< 0
+    uint32_t credits;  ///< receives reposted since the last report (returned credits)
+    uint32_t reserved2;///< 0
+    uint64_t consumed; ///< cumulative bytes of the receiver's ring consumed
+    uint64_t sent;     ///< Shutdown: cumulative bytes written before it; else 0
+};
+static_assert(sizeof(WireCtrl) == 32, "control message layout is part of the wire protocol");
+constexpr size_t kRecvBufSize = 64; ///< every posted receive takes a control message
+static_assert(sizeof(WireCtrl) <= kRecvBufSize, "a control message fits a receive buffer");
+
+/// Immediate data of a data WRITE_WITH_IMM: type(2) | credits(6) | length(24).
+constexpr uint32_t kImmTypeData = 1;
+constexpr uint32_t kImmMaxCredits = 63;
+constexpr uint32_t kImmMaxLen = (1u << 24) - 1;
+
+struct Imm {
+    uint32_t type;
+    uint32_t credits;
+    uint32_t len;
+};
+/// Host-order value for ibv_send_wr.imm_data is converted with htonl by the caller.
+inline uint32_t imm_encode(uint32_t credits, uint32_t len)
+{
+    return (kImmTypeData << 30) | ((credits & 0x3f) << 24) | (len & 0xffffff);
+}
+inline Imm imm_decode(uint32_t v)
+{
+    return Imm{v >> 30, (v >> 24) & 0x3f, v & 0xffffff};
+}
+
+/// Encode / decode (all fields to / from big-endian).  decode_* return ""
+/// when valid, otherwise why not.
+WireHello hello_to_wire(const WireHello &host_order);
+std::string hello_from_wire(const void *data, size_t len, WireHello *out);
+/// The version both sides speak, or 0.
+uint8_t negotiate(const WireHello &a, uint8_t own_min, uint8_t own_max);
+
+WireReject reject_make(RejectReason reason, const std::string &text);
+/// True when `data` is a twinwire reject; fills reason and text.
+bool reject_from_wire(const void *data, size_t len, RejectReason *reason, std::string *text);
+
+WireCtrl ctrl_to_wire(const WireCtrl &host_order);
+std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCtrl *out);
+const char *ctrl_name(uint8_t type);
+
+} // namespace twrdma

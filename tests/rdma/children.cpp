@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Helper processes: each starts fresh (exec), so rdma-core state of the
+// parent does not leak in.
+#include "rdma_test.hpp"
+
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace twinwire::rdmatest {
+
+int child_memlock()
+{
+    // Drop CAP_IPC_LOCK (root's way around the limit), then lower the limit.
+    __user_cap_header_struct hdr{};
+    __user_cap_data_struct data[2]{};
+    hdr.version = _LINUX_CAPABILITY_VERSION_3;
+    if (syscall(SYS_capget, &hdr, data) != 0) return 3;
+    for (auto &d : data) {
+        d.effective &= ~(1u << (CAP_IPC_LOCK % 32));
+        d.permitted &= ~(1u << (CAP_IPC_LOCK % 32));
+        d.inheritable &= ~(1u << (CAP_IPC_LOCK % 32));
+    }
+    if (syscall(SYS_capset, &hdr, data) != 0) return 4;
+    rlimit rl{64 * 1024, 64 * 1024};
+    if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) return 5;
+    std::string why;
+    auto t = make_transport({}, &why);
+    printf("%s\n", t ? "initialised" : why.c_str());
+    return t ? 1 : 0;
+}
+
+int child_no_device()
+{
+    // The loader finds build-tree plugins by this executable's path; name
+    // the directory outright, since the mount namespace below may hide it.
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return 6;
+    exe[n] = '\0';
+    std::string dir(exe);
+    dir = dir.substr(0, dir.rfind('/'));            // build/tests/rdma
+    dir = dir.substr(0, dir.rfind('/'));            // build/tests
+    dir = dir.substr(0, dir.rfind('/')) + "/rdma_plugin";
+    setenv("TWINWIRE_PLUGIN_PATH", dir.c_str(), 1);
+    // A private mount namespace where the RDMA device nodes and sysfs
+    // classes are empty: rdma-core finds no device.
+    if (unshare(CLONE_NEWNS) != 0) return 3;
+    if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 4;
+    for (const char *dir : {"/sys/class/infiniband_verbs", "/sys/class/infiniband", "/dev/infiniband"})
+        if (mount("tmpfs", dir, "tmpfs", 0, "") != 0) return 5;
+    std::string why;
+    auto t = make_transport({}, &why);
+    printf("%s\n", t ? "initialised" : why.c_str());
+    return t ? 1 : 0;
+}
+
+int child_server(bool echo)
+{
+    // sink: accepts connections that never read (the client fills the ring
+    // and waits for credits when the parent kills this process); echo: an
+    // echo server with the rdma.* settings given on the command line.
+    using namespace conformance;
+    conformance::Env env;
+    Server &server = env.listen();
+    server.echo = echo;
+    if (!echo) server.configure = [](Endpoint &e) { e.auto_read = false; };
+    printf("%u\n", port_of(server.address));
+    fflush(stdout);
+    env.run_until([] { return false; }, std::chrono::milliseconds(300000));
+    return 0;
+}
+
+} // namespace twinwire::rdmatest

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// Shared pieces of the RDMA-specific suite: the context (addresses in the
+// SoftRoCE guest, rdma.* overrides), log capture, helper processes.
+#pragma once
+
+#include "../conformance/addresses.hpp"
+#include "../conformance/context.hpp"
+#include "../conformance/harness.hpp"
+#include "../conformance/payload.hpp"
+
+#include <twinwire/config.hpp>
+#include <twinwire/log.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace twinwire::rdmatest {
+
+/// Replace the transport under test by one created with these rdma.* keys
+/// (on top of the suite's defaults).  Empty map: the defaults.
+void use_settings(const std::map<std::string, std::string> &settings);
+/// Load and init a separate transport with `settings`; nullptr and *why on refusal.
+std::unique_ptr<Transport> make_transport(const std::map<std::string, std::string> &settings, std::string *why);
+
+/// The transport's counters (TW_CTRL_GET_TRANSPORT_STATS).
+tw_transport_stats transport_stats(conformance::Env &env);
+
+/// Counts log lines at WARN or worse while alive (and keeps their text).
+class LogWatch {
+public:
+    LogWatch();
+    ~LogWatch();
+    size_t warnings() const;
+    std::string text() const;
+};
+
+/// Run this executable again as `--child MODE args...` and collect its
+/// output; returns the exit status (or -signal).
+int run_child(const std::vector<std::string> &args, std::string *output);
+/// Start `--child MODE args...` in the background; returns its pid and the
+/// first line it prints (e.g. a port).
+pid_t start_child(const std::vector<std::string> &args, std::string *first_line);
+
+/// QPs the kernel reports for all devices (`rdma resource show`), or -1.
+long qp_count();
+
+/// Child modes (main.cpp dispatches to them).
+int child_memlock();
+int child_no_device();
+int child_server(bool echo);
+int child_runtime_echo(const std::string &mode, const std::string &ip);
+
+} // namespace twinwire::rdmatest

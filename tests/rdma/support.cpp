@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "rdma_test.hpp"
+
+#include <twinwire/transport.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+namespace twinwire::rdmatest {
+
+namespace {
+std::mutex log_mutex;
+std::string log_lines;
+size_t log_warnings = 0;
+
+void sink(LogLevel level, const char *source, const char *line, void *)
+{
+    if (level > LogLevel::Warn) return;
+    log_warnings++;
+    log_lines += std::string(source ? source : "") + ": " + line + "\n";
+}
+} // namespace
+
+LogWatch::LogWatch()
+{
+    std::lock_guard<std::mutex> lock(log_mutex);
+    log_lines.clear();
+    log_warnings = 0;
+    log::set_sink(sink, nullptr);
+}
+
+LogWatch::~LogWatch() { log::set_sink(nullptr, nullptr); }
+
+size_t LogWatch::warnings() const
+{
+    std::lock_guard<std::mutex> lock(log_mutex);
+    return log_warnings;
+}
+
+std::string LogWatch::text() const
+{
+    std::lock_guard<std::mutex> lock(log_mutex);
+    return log_lines;
+}
+
+std::unique_ptr<Transport> make_transport(const std::map<std::string, std::string> &settings, std::string *why)
+{
+    Config config;
+    for (auto &kv : settings) config.set(kv.first, kv.second, "test");
+    PluginLoadReport report;
+    auto library = PluginLibrary::open("rdma", config, &report);
+    if (!library) {
+        *why = "loading the plugin: " + report.reason;
+        return nullptr;
+    }
+    return Transport::from_plugin(std::move(library), config, why);
+}
+
+tw_transport_stats transport_stats(conformance::Env &env)
+{
+    tw_transport_stats s{};
+    s.size = sizeof s;
+    if (env.ops().ctrl(env.transport().handle(), nullptr, TW_CTRL_GET_TRANSPORT_STATS, &s) != 0)
+        throw std::runtime_error("TW_CTRL_GET_TRANSPORT_STATS failed");
+    return s;
+}
+
+/// fork + exec this executable as `--child args...`; its stdout (and stderr
+/// when `with_stderr`) go to the returned pipe.
+static pid_t spawn(const std::vector<std::string> &args, bool with_stderr, int *out_fd)
+{
+    std::vector<std::string> storage{"/proc/self/exe", "--child"};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char *> argv;
+    for (auto &s : storage) argv.push_back(const_cast<char *>(s.c_str()));
+    argv.push_back(nullptr);
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        if (with_stderr) dup2(fds[1], 2);
+        close(fds[0]);
+        execv("/proc/self/exe", argv.data());
+        _exit(127);
+    }
+    close(fds[1]);
+    *out_fd = fds[0];
+    return pid;
+}
+
+int run_child(const std::vector<std::string> &args, std::string *output)
+{
+    int fd = -1;
+    pid_t pid = spawn(args, true, &fd);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) output->append(buf, static_cast<size_t>(n));
+    close(fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
+{
+    int fd = -1;
+    pid_t pid = spawn(args, false, &fd);
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') first_line->push_back(c);
+    close(fd);
+    return pid;
+}
+
+long qp_count()
+{
+    FILE *p = popen("rdma resource show 2>/dev/null", "r");
+    if (!p) return -1;
+    long total = 0;
+    bool any = false;
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+        const char *q = strstr(line, " qp ");
+        if (q) {
+            total += strtol(q + 4, nullptr, 10);
+            any = true;
+        }
+    }
+    pclose(p);
+    return any ? total : -1;
+}
+
+} // namespace twinwire::rdmatest
