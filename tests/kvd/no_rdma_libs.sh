@@ -39,7 +39,7 @@ n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {
     n=$((n + 1)); failed=1; echo "not ok $n - $1"; shift
-    for line in "$@"; do printf '#   %s\n' "$line"; done
+    printf '%s\n' "$@" | sed 's/^/#   /'
 }
 has() { if [[ $2 =~ $3 ]]; then ok "$1"; else not_ok "$1" "no match for /$3/ in:" "$2"; fi; }
 until_true() {
