@@ -13,6 +13,8 @@
 // they stay atomic and cannot deadlock.
 #pragma once
 
+#include "key_table.hpp"
+
 #include <atomic>
 #include <bitset>
 #include <cstdint>
@@ -21,7 +23,6 @@
 #include <queue>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,7 +51,8 @@ enum class IncrStatus { Ok, NotInteger, Overflow };
 
 class Keyspace {
 public:
-    static constexpr size_t kShards = 64;
+    static constexpr unsigned kShardBits = 6;
+    static constexpr size_t kShards = size_t(1) << kShardBits;
 
     explicit Keyspace(const Clock &clock);
     Keyspace(const Keyspace &) = delete;
@@ -86,20 +88,21 @@ public:
     uint64_t expired_total() const { return expired_.load(std::memory_order_relaxed); }
 
 private:
-    struct Entry {
-        std::string value;
-        int64_t expire_at = 0; ///< clock ms; 0 = never
-    };
     using Expiry = std::pair<int64_t, std::string>;
     struct alignas(64) Shard {
         mutable std::mutex mutex;
-        std::unordered_map<std::string, Entry> map;
+        KeyTable table;
         // Min-heap of (expire_at, key).  Records go stale when a key is
-        // deleted or gets another expiry; a sweep checks each against the map.
+        // deleted or gets another expiry; a sweep checks each against the table.
         std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiries;
         size_t volatile_keys = 0;
     };
-    using Map = std::unordered_map<std::string, Entry>;
+    /// A key with its hash, computed once per command.
+    struct Key {
+        explicit Key(std::string_view k) : text(k), hash(KeyTable::hash(k)) {}
+        std::string_view text;
+        uint64_t hash;
+    };
 
     class MultiLock {
     public:
@@ -111,13 +114,13 @@ private:
         std::bitset<kShards> held_;
     };
 
-    Shard &shard_for(std::string_view key);
+    Shard &shard_for(const Key &key) { return shards_[key.hash >> (64 - kShardBits)]; }
     /// The entry for `key` if it is live; an expired one is deleted.  Lock held.
-    Map::iterator find_live(Shard &s, std::string_view key);
-    /// Set `key` (at `it`, or end() when absent) to `value`.  Lock held.
-    void store(Shard &s, Map::iterator it, std::string_view key, std::string_view value, const SetOptions &options);
-    void erase_entry(Shard &s, Map::iterator it);
-    void set_expiry(Shard &s, Map::iterator it, int64_t expire_at);
+    Item *find_live(Shard &s, const Key &key);
+    /// Set `key` (its entry `item`, or nullptr when absent) to `value`.  Lock held.
+    void store(Shard &s, Item *item, const Key &key, std::string_view value, const SetOptions &options);
+    void erase_entry(Shard &s, Item *item, const Key &key);
+    void set_expiry(Shard &s, Item *item, int64_t expire_at);
     void compact_expiries(Shard &s);
 
     const Clock &clock_;
@@ -126,25 +129,27 @@ private:
     std::atomic<size_t> sweep_cursor_{0};
 };
 
-template <class Use> bool Keyspace::read(std::string_view key, Use &&use)
+template <class Use> bool Keyspace::read(std::string_view name, Use &&use)
 {
+    Key key(name);
     Shard &s = shard_for(key);
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = find_live(s, key);
-    if (it == s.map.end()) return false;
-    use(std::string_view(it->second.value));
+    Item *item = find_live(s, key);
+    if (!item) return false;
+    use(std::string_view(item->value));
     return true;
 }
 
 template <class Use> void Keyspace::read_many(const std::vector<std::string_view> &keys, Use &&use)
 {
     MultiLock lock(*this, keys);
-    for (std::string_view key : keys) {
-        Shard &s = shard_for(key);
-        auto it = find_live(s, key);
-        if (it == s.map.end()) use(nullptr);
-        else {
-            std::string_view value(it->second.value);
+    for (std::string_view name : keys) {
+        Key key(name);
+        Item *item = find_live(shard_for(key), key);
+        if (!item) {
+            use(nullptr);
+        } else {
+            std::string_view value(item->value);
             use(&value);
         }
     }
