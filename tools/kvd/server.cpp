@@ -15,6 +15,10 @@ constexpr size_t kKeepReplyCapacity = 4u << 20;
 // this many expiry records per tick: lazy expiry on access does the rest.
 constexpr auto kSweepPeriod = std::chrono::milliseconds(100);
 constexpr size_t kSweepBudget = 20000;
+// Replies wait for the end of the loop's pass over ready connections (a
+// zero-delay timer fires after them), like Redis' write-before-sleep: the
+// client then finds many replies at once instead of being woken per reply.
+constexpr auto kFlushNow = std::chrono::nanoseconds(0);
 
 } // namespace
 
@@ -29,6 +33,9 @@ struct Server::Client {
     std::string peer; ///< for log lines, kept after the connection is gone
     bool rdma;
     bool paused = false;
+    /// Sends `out` after the current pass; owned here, so it dies with the
+    /// connection (whose context this is) on the connection's loop.
+    std::unique_ptr<twinwire::Timer> flush;
 };
 
 Server::Server(twinwire::Runtime &runtime, const Settings &settings, Keyspace &keyspace, std::string config_file)
@@ -76,6 +83,9 @@ void Server::accept(const twinwire::ConnectionPtr &conn)
     client->session.connection = conn.get();
     conn->set_context(client);
     Client *c = client.get(); // the connection owns it (context) for its whole life
+    twinwire::Connection *cn = conn.get();
+    // Captures stay small: the timer copies its callback each time it fires.
+    c->flush = std::make_unique<twinwire::Timer>(conn->loop(), [this, cn] { send(*cn, *cn->context<Client>()); });
     conn->on_data([this, c](twinwire::Connection &cn, twinwire::Buffer &input) { serve(cn, *c, input); });
     conn->on_drain([c](twinwire::Connection &cn) {
         if (!c->paused) return;
@@ -90,34 +100,39 @@ void Server::accept(const twinwire::ConnectionPtr &conn)
 void Server::serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
 {
     for (;;) {
-        Session::Outcome outcome = client.session.feed(input, client.out, kReplyBacklog);
-        if (!client.out.empty()) {
-            if (!conn.write(client.out)) {
-                if (conn.is_open()) {
-                    TW_WARN("kvd", "client %s: %zu bytes of replies would exceed write_buffer_limit; closing it",
-                            client.peer.c_str(), client.out.size() + conn.output_queued());
-                    conn.abort();
-                }
-                return;
-            }
-            if (client.out.capacity() > kKeepReplyCapacity) std::string().swap(client.out);
-            else client.out.clear();
-        }
-        switch (outcome) {
-        case Session::Outcome::Idle: return;
+        switch (client.session.feed(input, client.out, kReplyBacklog)) {
+        case Session::Outcome::Idle:
+            if (!client.out.empty() && !client.flush->active()) client.flush->start(kFlushNow);
+            return;
         case Session::Outcome::Close:
             if (client.session.protocol_error())
                 TW_WARN("kvd", "client %s over %s: %s; closing the connection", client.peer.c_str(),
                         conn.transport_name().c_str(), client.session.close_reason().c_str());
-            conn.close();
+            if (send(conn, client)) conn.close();
             return;
         case Session::Outcome::Backlogged:
-            if (conn.output_queued() == 0) continue; // all sent already: go on
+            if (!send(conn, client)) return;
+            if (conn.output_queued() == 0) continue; // all taken already: go on
             conn.pause_reading();
             client.paused = true;
             return;
         }
     }
+}
+
+bool Server::send(twinwire::Connection &conn, Client &client)
+{
+    client.flush->stop();
+    if (client.out.empty() || !conn.is_open()) return conn.is_open();
+    if (!conn.write(client.out)) {
+        TW_WARN("kvd", "client %s: %zu bytes of replies would exceed write_buffer_limit; closing it",
+                client.peer.c_str(), client.out.size() + conn.output_queued());
+        conn.abort();
+        return false;
+    }
+    if (client.out.capacity() > kKeepReplyCapacity) std::string().swap(client.out);
+    else client.out.clear();
+    return true;
 }
 
 void Server::finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info)

@@ -42,6 +42,8 @@ private:
 
     void accept(const twinwire::ConnectionPtr &conn);
     void serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
+    /// Hand the gathered replies to the connection now; false when it is gone.
+    bool send(twinwire::Connection &conn, Client &client);
     void finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info);
     uint64_t total(std::atomic<uint64_t> LoopStats::*field) const;
     uint64_t total_commands() const;
