@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// Command-line parsing.  Every mistake becomes an ArgError whose text names
+// the option and what was expected; main() prints it and exits 2.
+#pragma once
+
+#include "options.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace twinwire::bench {
+
+class ArgError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Parse argv[1..] (the mode first).  Throws ArgError.
+Invocation parse_args(const std::vector<std::string> &args);
+
+/// "64", "4k", "64K", "1M", "2MiB" (powers of 1024).  Throws ArgError naming `option`.
+size_t parse_size(const std::string &text, const std::string &option);
+/// "64,4k,64k,1M".  Throws ArgError.
+std::vector<size_t> parse_size_list(const std::string &text, const std::string &option);
+
+/// The --help text.
+const char *usage();
+
+} // namespace twinwire::bench

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The inside of perftest-compare.sh: runs in the SoftRoCE guest (wire
+# topology: rxe0/10.77.0.1 -- veth -- rxe1/10.77.0.2) and alternates perftest
+# and twinwire-bench on the same devices, round after round.  Every run's
+# output goes to OUT/logs, every figure to OUT/raw.tsv:
+#   round  test  tool  metric  value
+# usage: perftest-compare-guest.sh BENCH OUT ROUNDS
+set -uo pipefail
+bench=$1 out=$2 rounds=$3
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+srv_dev=$SOFTROCE_SERVER_DEV cli_dev=$SOFTROCE_CLIENT_DEV srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP
+gid=${SOFTROCE_GID_INDEX:-1}
+lat_iters=${COMPARE_LAT_ITERS:-1000}
+bw4k_iters=${COMPARE_BW4K_ITERS:-5000}
+bw64k_iters=${COMPARE_BW64K_ITERS:-500}
+# The tuned twinwire: completions polled for 5 ms after each one (as perftest
+# polls), and 1 MiB rings so that more than one 64 KiB message is in flight.
+tuned_env=(TWINWIRE_RDMA_BUSY_POLL_US=5000 TWINWIRE_RDMA_RING_SIZE=1M TWINWIRE_RDMA_SEND_BUFFER_SIZE=1M)
+export TWINWIRE_CONNECT_TIMEOUT_MS=10000
+
+mkdir -p "$out/logs"
+raw=$out/raw.tsv
+printf 'round\ttest\ttool\tmetric\tvalue\n' >"$raw"
+status=0
+note() { echo "perftest-compare: $*" >&2; }
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
+
+# Waits until FILE contains TEXT (the server is ready), at most 30 s.
+wait_for() {
+    local file=$1 text=$2 i
+    for i in $(seq 150); do grep -q "$text" "$file" 2>/dev/null && return 0; sleep 0.2; done
+    return 1
+}
+
+# perftest: the server on rxe1, the client on rxe0, plain verbs over the wire.
+# Prints the client's result line (the one that starts with the size).
+perftest() { # log tool size iters [extra...]
+    local log=$1 tool=$2 size=$3 iters=$4; shift 4
+    timeout 300 "$tool" -d "$srv_dev" -x "$gid" -F -s "$size" -n "$iters" "$@" >"$log.server" 2>&1 &
+    local spid=$!
+    local i
+    for i in $(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.1; done
+    timeout 300 "$tool" -d "$cli_dev" -x "$gid" -F -s "$size" -n "$iters" "$@" "$srv_ip" >"$log" 2>&1
+    local rc=$?
+    wait "$spid"
+    [ $rc -eq 0 ] || { note "$tool $* failed ($rc): see $log"; return 1; }
+    awk -v s="$size" '$1 == s && NF >= 4 { line = $0 } END { if (line == "") exit 1; print line }' "$log"
+}
+
+# One twinwire-bench client run; prints its JSON.
+twinwire() { # log port env... -- args...
+    local log=$1 port=$2; shift 2
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" "$bench" client --transport rdma --host "$srv_ip" --port "$port" --source "$cli_ip" \
+        --json "$@" >"$log" 2>"$log.err"
+    local rc=$?
+    [ $rc -eq 0 ] || { note "twinwire-bench $* failed ($rc): see $log.err"; cat "$log.err" >&2; return 1; }
+    cat "$log"
+}
+
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+start_server() { # port log env...
+    local port=$1 log=$2; shift 2
+    env "$@" "$bench" server --transport rdma --listen "$srv_ip" --port "$port" >"$log" 2>&1 &
+    servers+=($!)
+    wait_for "$log" "listening on" || { note "twinwire-bench server on port $port did not start:"; cat "$log" >&2; exit 1; }
+}
+
+servers=()
+trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait' EXIT
+start_server 7379 "$out/logs/server-default.log"
+start_server 7380 "$out/logs/server-tuned.log" "${tuned_env[@]}"
+
+# The first rdma_resolve_addr to a peer not yet in the neighbour table can
+# wait for its whole timeout (see docs/benchmarks.md); connect until it works.
+for try in 1 2 3 4 5; do
+    TWINWIRE_CONNECT_TIMEOUT_MS=2000 "$bench" client --transport rdma --host "$srv_ip" --port 7379 --source "$cli_ip" \
+        --test latency --sizes 64 --iterations 1 >/dev/null 2>"$out/logs/warmup.err" && break
+    note "warm-up connect $try failed; trying again"
+done
+
+lat_run() { # round tool-label [perftest flags...]
+    local r=$1 label=$2; shift 2
+    local line
+    line=$(perftest "$out/logs/$r-lat64-$label.txt" ib_send_lat 64 "$lat_iters" "$@") || { status=1; return; }
+    # t_min t_max t_typical t_avg ...: half round trips (perftest halves the RTT)
+    record "$r" lat64 "$label" t_typical_us "$(echo "$line" | awk '{print $5}')"
+    record "$r" lat64 "$label" t_avg_us "$(echo "$line" | awk '{print $6}')"
+}
+
+tw_lat_run() { # round label port env...
+    local r=$1 label=$2 port=$3; shift 3
+    local doc
+    doc=$(twinwire "$out/logs/$r-lat64-$label.json" "$port" "$@" -- --test latency --sizes 64 \
+        --iterations "$lat_iters") || { status=1; return; }
+    # Half the round trip, as perftest reports it.
+    record "$r" lat64 "$label" t_typical_us "$(echo "$doc" | json 'd["latency"][0]["p50_us"] / 2')"
+    record "$r" lat64 "$label" t_avg_us "$(echo "$doc" | json 'd["latency"][0]["mean_us"] / 2')"
+}
+
+bw_run() { # round test size iters tool
+    local r=$1 test=$2 size=$3 iters=$4 tool=$5
+    local line
+    line=$(perftest "$out/logs/$r-$test-$tool.txt" "$tool" "$size" "$iters") || { status=1; return; }
+    record "$r" "$test" "$tool" mb_s "$(echo "$line" | awk '{print $4}')"
+}
+
+tw_bw_run() { # round test size iters label port env...
+    local r=$1 test=$2 size=$3 iters=$4 label=$5 port=$6; shift 6
+    local doc
+    doc=$(twinwire "$out/logs/$r-$test-$label.json" "$port" "$@" -- --test throughput --sizes "$size" \
+        --iterations "$iters") || { status=1; return; }
+    record "$r" "$test" "$label" mb_s "$(echo "$doc" | json 'd["throughput"][0]["mb_per_s"]')"
+}
+
+for r in $(seq "$rounds"); do
+    note "round $r of $rounds"
+    # Latency: perftest polls its CQ; -e makes it wait for completion events as twinwire does by default.
+    lat_run "$r" ib_send_lat
+    tw_lat_run "$r" twinwire 7379
+    lat_run "$r" ib_send_lat-e -e
+    tw_lat_run "$r" twinwire-tuned 7380 "${tuned_env[@]}"
+    for size in 4096 65536; do
+        test=bw$((size / 1024))k
+        iters=$bw4k_iters
+        [ "$size" = 65536 ] && iters=$bw64k_iters
+        bw_run "$r" "$test" "$size" "$iters" ib_send_bw
+        tw_bw_run "$r" "$test" "$size" "$iters" twinwire 7379
+        bw_run "$r" "$test" "$size" "$iters" ib_write_bw
+        tw_bw_run "$r" "$test" "$size" "$iters" twinwire-tuned 7380 "${tuned_env[@]}"
+    done
+done
+exit $status

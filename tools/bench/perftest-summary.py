@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Medians and ratios of perftest-compare.sh's raw figures (raw.tsv).
+
+usage: perftest-summary.py RAW_TSV > summary.md
+Latency ratios are twinwire / perftest (goal <= 1.10); bandwidth ratios are
+twinwire / perftest (goal >= 0.95).  Medians over the rounds.
+"""
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+LAT_GOAL = 1.10
+BW_GOAL = 0.95
+
+# (test, metric, twinwire run, perftest run): the comparisons reported.
+COMPARISONS = [
+    ("lat64", "t_typical_us", "twinwire", "ib_send_lat"),
+    ("lat64", "t_typical_us", "twinwire-tuned", "ib_send_lat"),
+    ("lat64", "t_typical_us", "twinwire", "ib_send_lat-e"),
+    ("lat64", "t_avg_us", "twinwire", "ib_send_lat"),
+    ("lat64", "t_avg_us", "twinwire-tuned", "ib_send_lat"),
+    ("bw4k", "mb_s", "twinwire", "ib_send_bw"),
+    ("bw4k", "mb_s", "twinwire", "ib_write_bw"),
+    ("bw4k", "mb_s", "twinwire-tuned", "ib_send_bw"),
+    ("bw4k", "mb_s", "twinwire-tuned", "ib_write_bw"),
+    ("bw64k", "mb_s", "twinwire", "ib_send_bw"),
+    ("bw64k", "mb_s", "twinwire", "ib_write_bw"),
+    ("bw64k", "mb_s", "twinwire-tuned", "ib_send_bw"),
+    ("bw64k", "mb_s", "twinwire-tuned", "ib_write_bw"),
+]
+LABELS = {"lat64": "64 B latency", "bw4k": "4 KiB streaming", "bw64k": "64 KiB streaming"}
+UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RTT)", "mb_s": "MB/s (2^20)"}
+
+
+def load(path):
+    """(test, tool, metric) -> {round: value}"""
+    values = defaultdict(dict)
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            try:
+                values[(row["test"], row["tool"], row["metric"])][row["round"]] = float(row["value"])
+            except ValueError:
+                pass  # a run that printed no figure: its absence shows in n
+    return values
+
+
+def paired_ratio(a, b):
+    """Median over the rounds of twinwire / perftest in the same round (robust to drifting load)."""
+    ratios = [a[r] / b[r] for r in a if r in b and b[r] > 0]
+    return statistics.median(ratios) if ratios else float("nan")
+
+
+def main():
+    values = load(sys.argv[1])
+    out = ["| test | metric | run | n | median | min | max |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for (test, tool, metric), by_round in sorted(values.items()):
+        v = list(by_round.values())
+        out.append(f"| {LABELS.get(test, test)} | {UNITS.get(metric, metric)} | {tool} | {len(v)} | "
+                   f"{statistics.median(v):.2f} | {min(v):.2f} | {max(v):.2f} |")
+    out += ["", "| test | metric | twinwire run | against | ratio of medians | median of per-round ratios | goal | met |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    missing = 0
+    for test, metric, tw, pt in COMPARISONS:
+        a, b = values.get((test, tw, metric)), values.get((test, pt, metric))
+        if not a or not b:
+            out.append(f"| {LABELS[test]} | {UNITS[metric]} | {tw} | {pt} | (no data) | | | |")
+            missing += 1
+            continue
+        ratio = statistics.median(a.values()) / statistics.median(b.values())
+        paired = paired_ratio(a, b)
+        if metric == "mb_s":
+            goal, met = f">= {BW_GOAL}", ratio >= BW_GOAL
+        else:
+            goal, met = f"<= {LAT_GOAL}", ratio <= LAT_GOAL
+        out.append(f"| {LABELS[test]} | {UNITS[metric]} | {tw} | {pt} | {ratio:.2f} | {paired:.2f} | {goal} | "
+                   f"{'yes' if met else 'no'} |")
+    print("\n".join(out))
+    return 1 if missing == len(COMPARISONS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

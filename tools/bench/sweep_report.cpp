@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#include "sweep_report.hpp"
+
+#include "connection_summary.hpp"
+#include "json_writer.hpp"
+#include "text.hpp"
+
+namespace twinwire::bench {
+namespace {
+
+double us(uint64_t ns) { return double(ns) / 1000.0; }
+
+void list_errors(std::string &out, const std::string &what, const std::vector<std::string> &errors)
+{
+    for (const std::string &e : errors) out += "  error (" + what + "): " + e + "\n";
+}
+
+// The counters that explain a figure: how often the sender waited, how many
+// completion events and control messages it took.
+void json_stats(JsonWriter &j, const tw_conn_stats &s)
+{
+    j.key("transport_stats").begin_object();
+    j.key("bytes_sent").value(s.bytes_sent).key("bytes_received").value(s.bytes_received);
+    j.key("messages_sent").value(s.messages_sent).key("messages_received").value(s.messages_received);
+    j.key("write_would_block").value(s.write_would_block).key("credit_stalls").value(s.credit_stalls);
+    j.key("rnr_retries").value(s.rnr_retries).key("cq_events").value(s.cq_events);
+    j.key("pool_exhausted").value(s.pool_exhausted);
+    j.key("control_sent").value(s.control_sent).key("control_received").value(s.control_received);
+    j.end_object();
+}
+
+void json_errors(JsonWriter &j, const std::vector<std::string> &errors)
+{
+    j.key("errors").begin_array();
+    for (const std::string &e : errors) j.value(e);
+    j.end_array();
+}
+
+} // namespace
+
+size_t SweepReport::error_count() const
+{
+    size_t n = 0;
+    for (const auto &r : latency) n += r.errors.size();
+    for (const auto &r : throughput) n += r.errors.size();
+    return n;
+}
+
+std::string sweep_table(const SweepReport &r)
+{
+    std::string out = "twinwire-bench " + r.mode + " -> " + r.target + "\n";
+    out += transport_lines(r.transport, r.transport_reason, r.connections);
+    if (!r.latency.empty()) {
+        out += "\nlatency (round trip, us)\n";
+        out += strprintf("%-9s %5s %11s %11s %9s %9s %9s %9s %9s %9s\n", "size", "conns", "round_trips",
+                             "rt/s", "mean", "p50", "p99", "p99.9", "min", "max");
+        for (const LatencyResult &l : r.latency) {
+            const Histogram &h = l.round_trip_ns;
+            double rate = l.seconds > 0 ? double(h.count()) / l.seconds : 0;
+            out += strprintf("%-9s %5u %11llu %11.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+                                 format_size(l.size).c_str(), l.connections, (unsigned long long)h.count(), rate,
+                                 h.mean() / 1000.0, us(h.percentile(0.5)), us(h.percentile(0.99)),
+                                 us(h.percentile(0.999)), us(h.min()), us(h.max()));
+        }
+        for (const LatencyResult &l : r.latency) list_errors(out, "latency " + format_size(l.size), l.errors);
+    }
+    if (!r.throughput.empty()) {
+        out += "\nthroughput (one direction, MB = 2^20 bytes)\n";
+        out += strprintf("%-9s %5s %12s %12s %14s %9s\n", "size", "conns", "MB/s", "msgs/s", "bytes", "seconds");
+        for (const ThroughputResult &t : r.throughput)
+            out += strprintf("%-9s %5u %12.2f %12.0f %14llu %9.3f\n", format_size(t.size).c_str(), t.connections,
+                                 t.mb_per_s(), t.messages_per_s(), (unsigned long long)t.bytes, t.seconds);
+        for (const ThroughputResult &t : r.throughput)
+            list_errors(out, "throughput " + format_size(t.size), t.errors);
+    }
+    if (r.interrupted) out += "\ninterrupted (SIGINT): the remaining tests did not run\n";
+    return out;
+}
+
+std::string sweep_json(const SweepReport &r)
+{
+    JsonWriter j;
+    j.begin_object();
+    j.key("tool").value("twinwire-bench").key("mode").value(r.mode).key("target").value(r.target);
+    j.key("transport").value(r.transport).key("transport_reason").value(r.transport_reason);
+    j.key("threads").value(r.threads);
+    json_connections(j, r.connections);
+    j.key("latency").begin_array();
+    for (const LatencyResult &l : r.latency) {
+        const Histogram &h = l.round_trip_ns;
+        j.begin_object().key("size").value(uint64_t(l.size)).key("connections").value(l.connections);
+        j.key("round_trips").value(h.count()).key("seconds").value(l.seconds);
+        j.key("round_trips_per_s").value(l.seconds > 0 ? double(h.count()) / l.seconds : 0.0);
+        j.key("mean_us").value(h.mean() / 1000.0).key("p50_us").value(us(h.percentile(0.5)));
+        j.key("p99_us").value(us(h.percentile(0.99))).key("p999_us").value(us(h.percentile(0.999)));
+        j.key("min_us").value(us(h.min())).key("max_us").value(us(h.max()));
+        json_stats(j, l.stats);
+        json_errors(j, l.errors);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("throughput").begin_array();
+    for (const ThroughputResult &t : r.throughput) {
+        j.begin_object().key("size").value(uint64_t(t.size)).key("connections").value(t.connections);
+        j.key("bytes").value(t.bytes).key("messages").value(t.messages).key("seconds").value(t.seconds);
+        j.key("mb_per_s").value(t.mb_per_s()).key("messages_per_s").value(t.messages_per_s());
+        json_stats(j, t.stats);
+        json_errors(j, t.errors);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("interrupted").value(r.interrupted);
+    j.key("errors").value(uint64_t(r.error_count()));
+    j.end_object();
+    return j.text() + "\n";
+}
+
+} // namespace twinwire::bench

@@ -1,0 +1,60 @@
+#!/bin/sh
+# The RESP mode against a real redis-server: every SET and GET gets a good
+# reply, the keys really land in Redis, and error replies (WRONGTYPE) are
+# counted and make the exit status non-zero.
+# usage: check_resp_redis.sh TWINWIRE_BENCH
+set -eu
+bench=$1
+for tool in redis-server redis-cli python3; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is not installed (Debian: redis-server, redis-tools, python3)"; exit 77; }
+done
+dir=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err "$dir/redis.log"; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; exit 1; }
+
+# A free port: try a few until one redis-server accepts.
+port=
+for try in 1 2 3 4 5 6 7 8; do
+    p=$(( 20000 + ($$ * 7 + try * 1009) % 40000 ))
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" >"$dir/redis.log" 2>&1 &
+    pid=$!
+    for wait in 1 2 3 4 5 6 7 8 9 10; do
+        if redis-cli -p "$p" ping 2>/dev/null | grep -q PONG; then port=$p; break 2; fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
+done
+[ -n "$port" ] || fail "could not start redis-server on a free port"
+
+"$bench" resp --port "$port" --transport tcp --clients 10 --requests 2000 --pipeline 4 --data-size 7 \
+    --keyspace 500 --json >"$dir/run.out" 2>"$dir/run.err" || fail "resp exited with status $?"
+python3 - "$dir/run.out" <<'PY' || fail "JSON document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["errors"] == 0 and d["transport"] == "tcp", d
+assert [t["test"] for t in d["tests"]] == ["SET", "GET"], d["tests"]
+for t in d["tests"]:
+    assert t["replies"] == 2000 and t["error_replies"] == 0, t
+    assert t["requests_per_s"] > 0 and t["p50_ms"] > 0 and t["p50_ms"] <= t["p99_ms"] <= t["p999_ms"], t
+PY
+echo "ok: 2000 SET and 2000 GET requests, all with good replies"
+
+keys=$(redis-cli -p "$port" dbsize)
+[ "$keys" -gt 0 ] && [ "$keys" -le 500 ] || fail "redis holds $keys keys, expected 1..500"
+key=$(redis-cli -p "$port" --scan --pattern 'key:*' | head -n 1)
+case $key in key:[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]) ;; *) fail "unexpected key name '$key'" ;; esac
+[ "$(redis-cli -p "$port" get "$key")" = xxxxxxx ] || fail "$key does not hold the 7-byte value"
+echo "ok: redis holds $keys keys named like $key with the value sent"
+
+redis-cli -p "$port" flushall >/dev/null
+redis-cli -p "$port" rpush key:000000000000 a >/dev/null
+if "$bench" resp --port "$port" --transport tcp --clients 2 --requests 50 --keyspace 1 --tests get \
+    >"$dir/wrongtype.out" 2>"$dir/wrongtype.err"; then
+    fail "error replies did not make the exit status non-zero"
+fi
+grep -q 'WRONGTYPE' "$dir/wrongtype.out" || fail "the WRONGTYPE error is not reported"
+grep -q '^GET  *50 .* 50$' "$dir/wrongtype.out" || fail "the 50 error replies are not counted"
+echo "ok: WRONGTYPE replies are counted as errors and the exit status is non-zero"

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+#include "throughput_test.hpp"
+
+#include "wire.hpp"
+
+#include <algorithm>
+
+namespace twinwire::bench {
+namespace {
+
+constexpr uint64_t kRoundBytes = 256u << 10;  // one round header per this much payload
+constexpr uint64_t kBytesPerTurn = 4u << 20;  // then let the loop serve others
+constexpr size_t kHighWater = size_t(1) << 20;
+
+} // namespace
+
+ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s)
+    : size_(message_size), iterations_(iterations), duration_ns_(static_cast<uint64_t>(duration_s * 1e9)),
+      round_messages_(std::max<uint64_t>(1, kRoundBytes / message_size)),
+      high_water_(std::max(kHighWater, 2 * message_size)), payload_(message_size, 'x')
+{
+}
+
+void ThroughputWorker::begin()
+{
+    unsigned char hello[wire::kHelloSize];
+    wire::encode_hello({wire::Test::Sink, static_cast<uint32_t>(size_)}, hello);
+    conn_->write(hello, sizeof hello);
+    std::weak_ptr<Worker> weak = shared_from_this();
+    again_ = std::make_unique<Timer>(conn_->loop(), [weak] {
+        if (auto w = weak.lock()) static_cast<ThroughputWorker *>(w.get())->pump();
+    });
+    conn_->on_drain([weak](Connection &) {
+        if (auto w = weak.lock()) static_cast<ThroughputWorker *>(w.get())->pump();
+    });
+    start_ns = monotonic_ns();
+    deadline_ns_ = start_ns + duration_ns_;
+    pump();
+}
+
+bool ThroughputWorker::enough(uint64_t now) const
+{
+    return iterations_ ? messages >= iterations_ : now >= deadline_ns_;
+}
+
+void ThroughputWorker::pump()
+{
+    uint64_t this_turn = 0;
+    while (!ended_ && !finished()) {
+        if (conn_->output_queued() > high_water_) return; // on_drain resumes
+        if (round_left_ == 0) {
+            uint64_t n = round_messages_;
+            if (iterations_) n = std::min(n, iterations_ - messages);
+            unsigned char header[wire::kCountSize];
+            if (n == 0 || enough(monotonic_ns())) {
+                wire::encode_count(0, header);
+                ended_ = true;
+            } else {
+                wire::encode_count(n * size_, header);
+                round_left_ = n;
+            }
+            if (!conn_->write(header, sizeof header)) break;
+            continue;
+        }
+        if (!conn_->write(payload_.data(), payload_.size())) break;
+        --round_left_;
+        ++messages;
+        bytes += size_;
+        this_turn += size_;
+        ++unreported_;
+        if (round_left_ == 0) {
+            live_->operations.fetch_add(unreported_, std::memory_order_relaxed);
+            live_->bytes.fetch_add(unreported_ * size_, std::memory_order_relaxed);
+            unreported_ = 0;
+        }
+        if (this_turn >= kBytesPerTurn) {
+            // Nothing queued means no on_drain will come: come back next turn.
+            if (conn_->output_queued() == 0) again_->start(std::chrono::nanoseconds(0));
+            return;
+        }
+    }
+    if (!ended_ && !finished()) finish("write refused (connection closing or over write_buffer_limit)");
+}
+
+void ThroughputWorker::on_finish() { again_.reset(); }
+
+void ThroughputWorker::on_data(Buffer &in)
+{
+    if (!ended_) {
+        finish("the sink sent bytes before the end of the stream");
+        return;
+    }
+    if (in.size() < wire::kCountSize) return;
+    end_ns = monotonic_ns();
+    unsigned char ack[wire::kCountSize];
+    in.peek(ack, sizeof ack);
+    in.drain(sizeof ack);
+    acknowledged = wire::decode_count(ack);
+    if (acknowledged != bytes)
+        finish("the sink acknowledged " + std::to_string(acknowledged) + " of " + std::to_string(bytes) + " bytes");
+    else
+        finish("");
+}
+
+} // namespace twinwire::bench
