@@ -3,7 +3,8 @@
 # twinwire-kvd against redis-server on loopback under the same redis-benchmark
 # load, in alternating runs (redis, kvd threads=1, kvd threads=2, redis, ...),
 # so drift in the machine's load hits every side alike.  Prints a Markdown
-# table of medians and ratios; writes the raw CSV, the table and a PNG plot.
+# table of medians and ratios; writes the raw CSV, the table and a PNG plot
+# (bench_summary.py).
 #
 #   bench-vs-redis.sh [--kvd PATH] [--rounds N] [--requests N] [--clients N]
 #                     [--keyspace N] [--threads "1 2"] [--out DIR]
@@ -63,7 +64,7 @@ for target in "${TARGETS[@]}"; do
     wait_ping "${PORT[$target]}" || { echo "bench-vs-redis.sh: $target does not answer" >&2; exit 1; }
 done
 
-echo "round,target,pipeline,test,rps,avg_ms,p50_ms,p99_ms" >"$RAW"
+echo "round,target,pipeline,test,rps,p99_ms,avg_ms,p50_ms" >"$RAW"
 echo "# $(redis-server --version | cut -d' ' -f1-3); $("$KVD" --version); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for round in $(seq "$ROUNDS"); do
     for pipeline in 1 16; do
@@ -74,58 +75,15 @@ for round in $(seq "$ROUNDS"); do
             redis-benchmark -h 127.0.0.1 -p "${PORT[$target]}" -c "$CLIENTS" -n "$n" -P "$pipeline" \
                 -r "$KEYSPACE" -t set,get -q --csv 2>/dev/null | tr -d '"' | grep -E '^(SET|GET),' |
                 while IFS=, read -r test rps avg _min p50 _p95 p99 _max; do
-                    echo "$round,$target,$pipeline,$test,$rps,$avg,$p50,$p99"
+                    echo "$round,$target,$pipeline,$test,$rps,$p99,$avg,$p50"
                 done >>"$RAW"
             echo "# round $round, -P $pipeline, $target done" >&2
         done
     done
 done
 
-# Medians and ratios against redis, per load.
-python3 - "$RAW" "$OUT" "${TARGETS[@]}" <<'EOF'
-import csv, statistics, sys
-raw, out, targets = sys.argv[1], sys.argv[2], sys.argv[3:]
-rows = list(csv.DictReader(open(raw)))
-med = {}
-for key in {(r['target'], r['pipeline'], r['test']) for r in rows}:
-    sel = [r for r in rows if (r['target'], r['pipeline'], r['test']) == key]
-    med[key] = (statistics.median(float(r['rps']) for r in sel), statistics.median(float(r['p99_ms']) for r in sel), len(sel))
-loads = sorted({(r['pipeline'], r['test']) for r in rows}, key=lambda k: (int(k[0]), k[1] != 'SET'))
-lines = ['| load | server | runs | requests/s (median) | p99 ms (median) | rps vs redis | p99 vs redis |',
-         '| --- | --- | --- | --- | --- | --- | --- |']
-plot = []
-for p, t in loads:
-    base = med[('redis', p, t)]
-    for target in targets:
-        rps, p99, runs = med[(target, p, t)]
-        name = 'redis-server' if target == 'redis' else 'twinwire-kvd threads=' + target[3:]
-        ratio = '' if target == 'redis' else '%.2fx' % (rps / base[0])
-        pratio = '' if target == 'redis' else '%.2fx' % (p99 / base[1])
-        lines.append('| %s -P %s | %s | %d | %.0f | %.3f | %s | %s |' % (t, p, name, runs, rps, p99, ratio, pratio))
-    plot.append('"%s -P %s" ' % (t, p) + ' '.join('%.0f' % med[(tg, p, t)][0] for tg in targets))
-open(out + '/table.md', 'w').write('\n'.join(lines) + '\n')
-open(out + '/medians.dat', 'w').write('\n'.join(plot) + '\n')
-print('\n'.join(lines))
-EOF
-
-cols=""
-i=2
-for target in "${TARGETS[@]}"; do
-    title=$([ "$target" = redis ] && echo redis-server || echo "twinwire-kvd threads=${target#kvd}")
-    if [ -z "$cols" ]; then cols="using $i:xtic(1) title '$title'"; else cols+=", '' using $i title '$title'"; fi
-    i=$((i + 1))
-done
-gnuplot <<EOF
-set terminal png size 900,480
-set output '$OUT/kvd-vs-redis.png'
-set title 'redis-benchmark on loopback, $CLIENTS clients, median of $ROUNDS alternating runs'
-set ylabel 'requests per second'
-set style data histogram
-set style histogram cluster gap 1
-set style fill solid 0.8 border -1
-set key top left
-set yrange [0:*]
-set grid ytics
-plot '$OUT/medians.dat' $cols
-EOF
-echo "# raw runs: $RAW; table: $OUT/table.md; plot: $OUT/kvd-vs-redis.png" >&2
+labels=(--label redis=redis-server)
+for t in $THREADS; do labels+=(--label "kvd$t=twinwire-kvd threads=$t"); done
+python3 "$(dirname "$0")/bench_summary.py" "$RAW" "$OUT" --baseline redis "${labels[@]}" \
+    --title "redis-benchmark on loopback, $CLIENTS clients, median of $ROUNDS alternating runs"
+echo "# raw runs: $RAW; table: $OUT/table.md; plot: $OUT/plot.png" >&2
