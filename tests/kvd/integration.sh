@@ -62,31 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=1
-    echo "not ok $n - $1"
-    shift
-    printf '%s\n' "$@" | sed 's/^/#   /'
-}
-# same DESCRIPTION ACTUAL EXPECTED
-same() {
-    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: $(printf %q "$3")" "got:      $(printf %q "$2")"; fi
-}
-# has DESCRIPTION TEXT REGEX: bash ERE over the whole text (^ and $ anchor
-# the text, not lines; '.' crosses lines).
-has() {
-    if [[ $2 =~ $3 ]]; then ok "$1"; else not_ok "$1" "no match for /$3/ in:" "$2"; fi
-}
-
-# until_true SECONDS COMMAND...: poll a condition, never a timing assertion.
-until_true() {
-    local limit=$(( $1 * 10 )); shift
-    for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
+. "$(dirname "$0")/tap.sh"
 
 # start NAME ARGS...: start a daemon in the background, wait until it serves;
 # sets PID_<NAME> and PORT_<NAME>.  Returns 1 when it did not come up.
@@ -102,7 +78,7 @@ start() {
         echo "# $name did not start:"; sed 's/^/#   /' "$log" "$WORK/$name.stderr" 2>/dev/null
         return 1
     fi
-    printf -v "PORT_$name" %s "$(sed -n 's/.* serving on [^ ]*:\([0-9]*\) over .*/\1/p' "$log" | head -1)"
+    printf -v "PORT_$name" %s "$(serving_port "$log")"
 }
 
 probe() { # probe PORT ARGS...: kvd-probe over the transport under test
@@ -241,6 +217,22 @@ else
     not_ok "a daemon with threads = 2 starts"
 fi
 
+# --- a client that does not read its replies ---------------------------------
+if start slow --set write_buffer_limit=4M --set kvd.max_request_size=1M; then
+    S=$PORT_slow
+    value=$(head -c 100000 /dev/zero | tr '\0' v)
+    printf '*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$100000\r\n%s\r\n' "$value" | probe $S --stdin --replies 1 >/dev/null
+    # 100 GETs of 100 kB, one every 5 ms, read nothing for 1.5 s: 10 MB of
+    # replies against a 4 MB output limit.
+    out=$(probe $S --repeat 100 --pace-ms 5 --hold-reading-ms 1500 --quiet GET big 2>&1)
+    same "a client that reads late gets every reply: reading pauses instead of queueing past the limit" \
+        "$out" "replies: 100"
+    same "no client of that daemon was cut off" "$(grep -c 'WARN' "$WORK/slow.log")" "0"
+    kill -TERM "$PID_slow"; wait "$PID_slow"
+else
+    not_ok "a daemon with write_buffer_limit = 4M starts"
+fi
+
 # --- maxclients --------------------------------------------------------------
 if start limited --maxclients 1; then
     L=$PORT_limited
@@ -275,7 +267,7 @@ dpid=$(cat "$WORK/daemon.pid" 2>/dev/null)
 if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
     PIDS+=("$dpid")
     ok "the daemonized process is alive and its pid is in the pidfile"
-    D=$(sed -n 's/.* serving on [^ ]*:\([0-9]*\) over .*/\1/p' "$WORK/daemon.log" | head -1)
+    D=$(serving_port "$WORK/daemon.log")
     same "the daemonized server answers (RDMA initialised after the fork)" \
         "$(cli "$D" PING; cli "$D" INFO transport | tr -d '\r' | grep '^client_transport:')" \
         $'PONG\nclient_transport:'"$EXPECT"
@@ -313,5 +305,4 @@ st=$?
 has "--check-config on a bad file exits 1 naming key, value and file:line" "$st: $out" \
     "^1: .*$WORK/bad.conf:3: bad value 'many' for 'kvd.maxclients'"
 
-echo "1..$n"
-exit $failed
+finish

@@ -5,11 +5,15 @@
 //   kvd-probe --port P [--host H] [--transport auto|tcp|rdma] [--source ADDR]
 //             [--timeout-ms N] [--linger-ms N] [--show-transport] CMD [ARG...]
 //   kvd-probe ... --stdin [--replies N]
+//   kvd-probe ... --repeat N [--pace-ms M] [--hold-reading-ms T] [--quiet] CMD [ARG...]
 //
 // Prints each reply as redis-cli does when its output is not a terminal.
 // With --stdin it sends standard input as it is (inline, pipelined or
 // malformed requests) and prints replies until N arrived or the server
-// closed.  Exit status: 0 when the expected replies arrived, 1 otherwise.
+// closed.  --repeat sends the command N times (one every M ms with
+// --pace-ms) and --hold-reading-ms reads nothing for T ms: a slow reader.
+// --quiet prints only "replies: N".  Exit status: 0 when the expected
+// replies arrived, 1 otherwise.
 #include "resp_value.hpp"
 
 #include <twinwire/log.hpp>
@@ -34,6 +38,10 @@ struct Options {
     uint32_t linger_ms = 0;
     bool show_transport = false;
     bool from_stdin = false;
+    long repeat = 1;
+    uint32_t pace_ms = 0;
+    uint32_t hold_reading_ms = 0;
+    bool quiet = false;
     long replies = -1; ///< -1: one per command, or until close with --stdin
     std::vector<std::string> command;
 };
@@ -61,6 +69,10 @@ Options parse(int argc, char **argv)
         else if (a == "--timeout-ms") o.timeout_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (a == "--linger-ms") o.linger_ms = static_cast<uint32_t>(std::stoul(value()));
         else if (a == "--replies") o.replies = std::stol(value());
+        else if (a == "--repeat") o.repeat = std::stol(value());
+        else if (a == "--pace-ms") o.pace_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (a == "--hold-reading-ms") o.hold_reading_ms = static_cast<uint32_t>(std::stoul(value()));
+        else if (a == "--quiet") o.quiet = true;
         else if (a == "--show-transport") o.show_transport = true;
         else if (a == "--stdin") o.from_stdin = true;
         else if (a.compare(0, 2, "--") == 0) usage("unknown option " + a);
@@ -90,7 +102,7 @@ int main(int argc, char **argv)
         request = all.str();
     } else {
         request = encode(o.command);
-        if (o.replies < 0) o.replies = 1;
+        if (o.replies < 0) o.replies = o.repeat;
     }
 
     twinwire::Config config;
@@ -125,7 +137,8 @@ int main(int argc, char **argv)
         done(1);
     });
     deadline.start(std::chrono::milliseconds(o.timeout_ms));
-    std::unique_ptr<twinwire::Timer> linger;
+    std::unique_ptr<twinwire::Timer> linger, pacer, hold;
+    long sent = 0;
 
     twinwire::ConnectOptions co(o.host, static_cast<uint16_t>(o.port));
     co.source_address = o.source;
@@ -151,7 +164,7 @@ int main(int argc, char **argv)
                     return done(1);
                 }
                 received.erase(0, used);
-                std::printf("%s\n", v.cli_text().c_str());
+                if (!o.quiet) std::printf("%s\n", v.cli_text().c_str());
                 if (++seen == o.replies) {
                     std::fflush(stdout);
                     if (o.linger_ms == 0) return done(0);
@@ -168,9 +181,25 @@ int main(int argc, char **argv)
                 done(1);
             }
         });
-        if (!c->write(request)) done(1);
+        if (o.hold_reading_ms > 0) {
+            c->pause_reading();
+            hold = std::make_unique<twinwire::Timer>(c->loop(), [&] { conn->resume_reading(); });
+            hold->start(std::chrono::milliseconds(o.hold_reading_ms));
+        }
+        if (o.pace_ms == 0) {
+            for (long i = 0; i < o.repeat; ++i)
+                if (!c->write(request)) return done(1);
+            return;
+        }
+        pacer = std::make_unique<twinwire::Timer>(c->loop(), [&] {
+            if (sent >= o.repeat) return pacer->stop();
+            ++sent;
+            if (!conn->write(request)) done(1);
+        });
+        pacer->start(std::chrono::milliseconds(0), std::chrono::milliseconds(o.pace_ms));
     });
     rt.run();
+    if (o.quiet) std::printf("replies: %ld\n", seen);
     std::fflush(stdout);
     return status;
 }

@@ -35,18 +35,7 @@ cleanup() {
 trap cleanup EXIT
 : >"$WORK/empty"
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=1; echo "not ok $n - $1"; shift
-    printf '%s\n' "$@" | sed 's/^/#   /'
-}
-has() { if [[ $2 =~ $3 ]]; then ok "$1"; else not_ok "$1" "no match for /$3/ in:" "$2"; fi; }
-until_true() {
-    local limit=$(($1 * 10)); shift
-    for _ in $(seq "$limit"); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
+. "$(dirname "$0")/tap.sh"
 
 # Where the dynamic loader finds a soname the plugin needs.
 library_path() { ldd "$PLUGIN" | sed -n "s|^[[:space:]]*$1 => \([^ ]*\) .*|\1|p" | head -1; }
@@ -72,7 +61,7 @@ with_broken() {
     PIDS+=("$pid")
     if until_true 60 grep -qs ' serving on ' "$log"; then
         local port
-        port=$(sed -n 's/.* serving on [^ ]*:\([0-9]*\) over .*/\1/p' "$log" | head -1)
+        port=$(serving_port "$log")
         ok "transport = auto without a loadable $soname starts"
         has "auto serves over TCP only" "$(cat "$log")" "serving on 127.0.0.1:$port over tcp \\(transport tcp:"
         has "auto logs why: the plugin's dlopen failed naming $soname" "$(cat "$log")" \
@@ -98,5 +87,4 @@ with_broken() {
 with_broken libibverbs.so.1
 with_broken librdmacm.so.1
 
-echo "1..$n"
-exit $failed
+finish

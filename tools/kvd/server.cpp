@@ -111,11 +111,8 @@ void Server::serve(twinwire::Connection &conn, Client &client, twinwire::Buffer 
             if (send(conn, client)) conn.close();
             return;
         case Session::Outcome::Backlogged:
-            if (!send(conn, client)) return;
-            if (conn.output_queued() == 0) continue; // all taken already: go on
-            conn.pause_reading();
-            client.paused = true;
-            return;
+            if (!send(conn, client) || client.paused) return;
+            continue; // the transport took most of it: go on
         }
     }
 }
@@ -132,6 +129,12 @@ bool Server::send(twinwire::Connection &conn, Client &client)
     }
     if (client.out.capacity() > kKeepReplyCapacity) std::string().swap(client.out);
     else client.out.clear();
+    // A client that does not read its replies: stop reading its requests
+    // until they drained, rather than queue up to write_buffer_limit.
+    if (conn.output_queued() > kReplyBacklog && !client.paused) {
+        conn.pause_reading();
+        client.paused = true;
+    }
     return true;
 }
 
