@@ -171,6 +171,15 @@ if [ -n "$REDIS_TOOLS" ]; then
         $'PING_INLINE: [0-9.]+ requests per second.*\nPING_MBULK: .*\nSET: [0-9.]+ requests per second.*\nGET: [0-9.]+ requests per second'
     out=$(for i in $(seq 1000); do printf 'SET pipe:%d %d\r\n' "$i" "$i"; done | redis-cli -h "$HOST" -p $P --pipe 2>&1)
     has "redis-cli --pipe: 1000 replies, no errors" "$out" 'errors: 0, replies: 1000'
+    if command -v script >/dev/null; then
+        # Interactive redis-cli (on a pseudo-terminal) builds its help from COMMAND DOCS.
+        out=$( (sleep 1; printf 'help set\nquit\n') | TERM=dumb timeout 20 script -qc "redis-cli -h $HOST -p $P" /dev/null |
+            sed 's/\x1b\[[0-9;]*m//g' | tr -d '\r')
+        has "interactive redis-cli shows help built from COMMAND DOCS" "$out" \
+            'SET key value \[NX\|XX\] \[EX seconds\|PX milliseconds\|KEEPTTL\].*summary: Sets the string value of a key'
+    else
+        echo "# script(1) is missing: the interactive redis-cli case is not run"
+    fi
 fi
 if [ "$EXPECT" = rdma ]; then
     has "INFO counts this RDMA client" "$info" 'connected_clients_rdma:[1-9]'
