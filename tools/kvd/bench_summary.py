@@ -5,6 +5,8 @@
   bench_summary.py RAW.csv OUTDIR --baseline NAME [--label NAME=TEXT ...] [--title TEXT]
 
 RAW.csv columns: round,target,pipeline,test,rps,p99_ms (more are ignored).
+Ratios are medians of per-round ratios: runs of one round are next to each
+other in time, so drift in the machine's load cancels out of each ratio.
 Writes OUTDIR/table.md, OUTDIR/medians.dat and OUTDIR/plot.png (gnuplot,
 `set terminal png`: pngcairo is missing from gnuplot-nox) and prints the table.
 """
@@ -42,6 +44,12 @@ def main():
                 med[(t, p, test)] = (statistics.median(float(r['rps']) for r in sel),
                                      statistics.median(float(r['p99_ms']) for r in sel), len(sel))
 
+    def paired_ratio(target, pipeline, test, column):
+        base = {r['round']: float(r[column]) for r in runs(a.baseline, pipeline, test)}
+        ratios = [float(r[column]) / base[r['round']] for r in runs(target, pipeline, test)
+                  if base.get(r['round'], 0) > 0]
+        return statistics.median(ratios) if ratios else None
+
     lines = ['| load | %s | runs | requests/s (median) | p99 ms (median) | requests/s vs %s | p99 vs %s |'
              % ('server' if a.baseline == 'redis' else 'transport', labels.get(a.baseline, a.baseline),
                 labels.get(a.baseline, a.baseline)),
@@ -55,11 +63,14 @@ def main():
             rps, p99, n = med[(t, p, test)]
             ratio = pratio = ''
             if t != a.baseline and base:
-                ratio = '**%.2fx**' % (rps / base[0])
-                pratio = '%.2fx' % (p99 / base[1]) if base[1] > 0 else ''
+                r, pr = paired_ratio(t, p, test, 'rps'), paired_ratio(t, p, test, 'p99_ms')
+                ratio = '**%.2fx**' % r if r is not None else ''
+                pratio = '%.2fx' % pr if pr is not None else ''
             lines.append('| %s -P %d | %s | %d | %.0f | %.3f | %s | %s |'
                          % (test, p, labels.get(t, t), n, rps, p99, ratio, pratio))
         plot.append('"%s -P %d" ' % (test, p) + ' '.join('%.0f' % med.get((t, p, test), (0,))[0] for t in targets))
+    lines.append('')
+    lines.append('Ratios: median over rounds of (run / %s run of the same round).' % labels.get(a.baseline, a.baseline))
     table = '\n'.join(lines) + '\n'
     open(a.out + '/table.md', 'w').write(table)
     open(a.out + '/medians.dat', 'w').write('\n'.join(plot) + '\n')
