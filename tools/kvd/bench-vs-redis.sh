@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # twinwire-kvd against redis-server on loopback under the same redis-benchmark
-# load, in alternating runs (redis, kvd threads=1, kvd threads=2, redis, ...),
-# so drift in the machine's load hits every side alike.  Prints a Markdown
+# load, in alternating runs (redis, kvd threads=1, kvd threads=2, then the
+# next round starting one further along), so drift in the machine's load and
+# the place in the round hit every side alike.  Prints a Markdown
 # table of medians and ratios; writes the raw CSV, the table and a PNG plot
 # (bench_summary.py).
 #
@@ -13,7 +14,7 @@
 set -u
 
 KVD=
-ROUNDS=5
+ROUNDS=9
 REQUESTS=200000
 CLIENTS=50
 KEYSPACE=100000
@@ -69,7 +70,8 @@ echo "# $(redis-server --version | cut -d' ' -f1-3); $("$KVD" --version); $(npro
 for round in $(seq "$ROUNDS"); do
     for pipeline in 1 16; do
         n=$((REQUESTS * pipeline))
-        for target in "${TARGETS[@]}"; do
+        for k in "${!TARGETS[@]}"; do
+            target=${TARGETS[$(( (k + round) % ${#TARGETS[@]} ))]}
             redis-cli -p "${PORT[$target]}" FLUSHALL >/dev/null
             # CSV: "test","rps","avg","min","p50","p95","p99","max"
             redis-benchmark -h 127.0.0.1 -p "${PORT[$target]}" -c "$CLIENTS" -n "$n" -P "$pipeline" \

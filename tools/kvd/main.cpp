@@ -35,10 +35,15 @@ int serve(twinwire::Config config, const kvd::Settings &settings, const std::str
     kvd::Server server(runtime, settings, keyspace, config_file);
     server.start();
     runtime.stop_on_signals({SIGTERM, SIGINT});
-    runtime.on_signal(SIGHUP, [] {
+    runtime.on_signal(SIGHUP, [log_file = runtime.config().log_file()] {
+        if (log_file.empty()) {
+            TW_INFO("kvd", "SIGHUP: the log goes to stderr, nothing to reopen");
+            return;
+        }
         bool ok = twinwire::log::reopen();
-        TW_LOG(ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s",
-               ok ? "log file reopened" : "cannot reopen the log file; still writing to the old one");
+        TW_LOG(ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
+               ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:",
+               log_file.c_str());
     });
     TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d",
             KVD_VERSION, runtime.config().listen_address().c_str(), server.port(),
