@@ -27,7 +27,7 @@ def main():
     labels = dict(l.split('=', 1) for l in a.label)
 
     rows = list(csv.DictReader(open(a.raw)))
-    targets = []
+    targets = [a.baseline]
     for r in rows:
         if r['target'] not in targets:
             targets.append(r['target'])
