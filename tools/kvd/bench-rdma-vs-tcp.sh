@@ -3,7 +3,8 @@
 # twinwire-kvd over RDMA against the same daemon over TCP, inside the
 # SoftRoCE guest (tests/softroce): one daemon with transport = auto listens
 # on both at one port; twinwire-bench resp drives it, alternating TCP and
-# RDMA runs for each load, both crossing the guest's veth wire.  Writes the
+# RDMA runs for each load (the first of a pair alternating too), both
+# crossing the guest's veth wire.  Writes the
 # raw JSON and CSV, a Markdown table of medians and ratios, and a PNG.
 #
 #   softroce-run --share OUT -- bench-rdma-vs-tcp.sh --kvd KVD --bench BENCH --out OUT
@@ -49,7 +50,10 @@ echo "round,target,pipeline,test,rps,p99_ms,p50_ms,errors,connections" >"$RAW"
 failed=0
 for round in $(seq "$ROUNDS"); do
     for pipeline in 1 16; do
-        for transport in tcp rdma; do
+        # Which goes first alternates from round to round.
+        order="tcp rdma"
+        [ $((round % 2)) -eq 0 ] && order="rdma tcp"
+        for transport in $order; do
             json=$OUT/round$round-P$pipeline-$transport.json
             "$BENCH" resp --host "$SOFTROCE_SERVER_IP" --port "$PORT" --transport "$transport" \
                 --source "$SOFTROCE_CLIENT_IP" --clients "$CLIENTS" --requests $((REQUESTS * pipeline)) \
