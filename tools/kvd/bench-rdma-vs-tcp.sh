@@ -79,5 +79,5 @@ kill -TERM $KVD_PID
 wait $KVD_PID
 echo "# daemon exit status after SIGTERM: $?" >&2
 python3 "$HERE/bench_summary.py" "$RAW" "$OUT" --baseline tcp --label tcp=TCP --label rdma="RDMA (SoftRoCE)" \
-    --title "twinwire-kvd in the SoftRoCE guest (TCG), twinwire-bench resp, $CLIENTS clients, median of $ROUNDS alternating runs"
+    --title "twinwire-kvd in the SoftRoCE guest (TCG): twinwire-bench resp, $CLIENTS clients, $ROUNDS rounds"
 exit $failed
