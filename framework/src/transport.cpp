@@ -22,6 +22,10 @@ bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transpor
     int rc = ops.init(&host.table, handle, reason, sizeof reason);
     if (rc >= 0 && *handle) return true;
     *handle = nullptr;
+    // A bad value is the user's mistake, not a missing capability: it stops
+    // start-up in every mode instead of quietly falling back to TCP.
+    if (rc == -TW_ECONFIG)
+        throw ConfigError(std::string(reason[0] ? reason : "invalid configuration") + " (" + host.name + " transport)");
     const char *text = ops.strerror(rc);
     std::string code = text ? text : (-rc >= TW_EBASE ? tw_strerror(rc) : std::strerror(-rc));
     *why = std::string(reason[0] ? reason : "init failed") + " (" + code + ")";

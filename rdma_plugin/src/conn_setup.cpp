@@ -182,6 +182,7 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
     case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (c->state != ConnState::ResolvingAddr) return;
         c->state = ConnState::ResolvingRoute;
+        c->addr_resolved_ns = now_ns(t);
         if (rdma_resolve_route(c->id, remaining_ms(c)) != 0)
             conn_fail(c, -EHOSTUNREACH, call_failed("rdma_resolve_route", errno));
         return;
@@ -276,6 +277,7 @@ static void start_resolve(tw_conn *c)
         return;
     }
     c->state = ConnState::ResolvingAddr;
+    c->resolve_steps += 1;
     bool bind = c->src.ss_family != 0;
     int step = remaining_ms(c) < 1000 ? remaining_ms(c) : 1000;
     if (rdma_resolve_addr(c->id, bind ? reinterpret_cast<sockaddr *>(&c->src) : nullptr,
@@ -299,11 +301,21 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
     c->is_client = true;
     c->peer_text = sockaddr_text(p->addr);
     c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
-    c->deadline_ns = now_ns(l->t) + c->timeout_ms * 1000000ull;
+    c->started_ns = now_ns(l->t);
+    c->deadline_ns = c->started_ns + c->timeout_ms * 1000000ull;
     *out = c;
     std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (p->source)
+    if (p->source) {
         std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    } else if (l->t->cfg.gid_index >= 0) {
+        // rdma_cm picks the GID from the source address: rdma.gid_index is
+        // applied by binding the address that GID entry carries.
+        std::string why;
+        if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->src, &why)) {
+            c->src.ss_family = 0;
+            logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(), why.c_str());
+        }
+    }
     start_resolve(c);
     return 0;
 }
@@ -317,11 +329,6 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     }
     if (c->state == ConnState::Finished) return;
-    if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
-        now_ns(t) + 1000000ull < c->deadline_ns) {
-        start_resolve(c); // another step (see start_resolve)
-        return;
-    }
     if (ev.event == RDMA_CM_EVENT_ADDR_ERROR && c->is_client && ev.status == -ETIMEDOUT &&
         now_ns(t) + 1000000ull < c->deadline_ns) {
         start_resolve(c); // another step (see start_resolve)
@@ -372,6 +379,8 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
             // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
             // end-of-stream, writes fail like on a closed socket.
             c->write_error = -EPIPE;
+            c->last_error = "write: broken pipe: " + c->peer_text +
+                            " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
             mark_ready(c);
         } else {
             conn_fail(c, -ECONNRESET, "connection reset: " + c->peer_text +
@@ -540,9 +549,17 @@ void conn_tick(tw_conn *c, uint64_t now)
     if (c->state != ConnState::Established) {
         if (c->state != ConnState::Queued && c->deadline_ns && now >= c->deadline_ns && !c->error) {
             if (!c->is_client) t->counters.handshakes_aborted += 1;
+            std::string detail;
+            if (c->is_client)
+                detail = format("; address resolved %s after %u step(s)",
+                                c->addr_resolved_ns ? format("%llu ms after the start", static_cast<unsigned long long>(
+                                                                                          (c->addr_resolved_ns - c->started_ns) / 1000000ull)).c_str()
+                                                    : "never",
+                                c->resolve_steps);
             conn_fail(c, -ETIMEDOUT,
-                      format("%s %s timed out after %u ms (%s)", c->is_client ? "connect to" : "accept from",
-                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state)));
+                      format("%s %s timed out after %u ms (%s%s)", c->is_client ? "connect to" : "accept from",
+                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state),
+                             detail.c_str()));
         }
         return;
     }

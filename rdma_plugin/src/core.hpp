@@ -125,6 +125,9 @@ struct tw_conn : twrdma::CmOwner {
     std::string last_error;
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
     uint32_t timeout_ms = 0;
+    uint64_t started_ns = 0;        ///< client: connect() time
+    uint64_t addr_resolved_ns = 0;  ///< client: ADDR_RESOLVED time
+    uint32_t resolve_steps = 0;     ///< client: rdma_resolve_addr calls
     std::string peer_text;    ///< "10.77.0.2:7379" for messages
     sockaddr_storage dst{};   ///< client: where to connect
     sockaddr_storage src{};   ///< client: source to bind (family 0: none)

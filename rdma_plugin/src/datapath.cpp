@@ -392,7 +392,10 @@ ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt)
 {
     if (c->state != ConnState::Established) return not_ready(c);
     if (c->error) return c->error;
-    if (c->wr_shut) return -EPIPE;
+    if (c->wr_shut) {
+        c->last_error = "write after shutdown(SHUT_WR) on this connection";
+        return -EPIPE;
+    }
     if (c->write_error) return c->write_error;
     if (c->sendbuf_out) return -EBUSY;
     size_t want = 0;

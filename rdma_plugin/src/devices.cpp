@@ -9,6 +9,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace twrdma {
 
@@ -199,6 +200,42 @@ std::string probe_devices()
     }
     ibv_free_device_list(list);
     return out;
+}
+
+} // namespace twrdma
+
+namespace twrdma {
+
+bool Devices::gid_source(const Settings &s, int family, sockaddr_storage *out, std::string *why) const
+{
+    for (const Device &d : devices_) {
+        if (!d.usable) continue;
+        for (uint8_t p = 1; p <= d.attr.phys_port_cnt; ++p) {
+            if (s.port && p != s.port) continue;
+            ibv_gid gid{};
+            if (ibv_query_gid(d.ctx, p, s.gid_index, &gid) != 0) continue;
+            static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+            bool v4 = std::memcmp(gid.raw, v4_mapped, sizeof v4_mapped) == 0;
+            std::memset(out, 0, sizeof *out);
+            if (family == AF_INET && v4) {
+                auto *in = reinterpret_cast<sockaddr_in *>(out);
+                in->sin_family = AF_INET;
+                std::memcpy(&in->sin_addr, gid.raw + 12, 4);
+                return true;
+            }
+            if (family == AF_INET6 && !v4) {
+                auto *in6 = reinterpret_cast<sockaddr_in6 *>(out);
+                in6->sin6_family = AF_INET6;
+                std::memcpy(&in6->sin6_addr, gid.raw, 16);
+                return true;
+            }
+            *why = format("%s port %u GID index %d holds no %s address", d.name.c_str(), p, s.gid_index,
+                          family == AF_INET ? "IPv4" : "IPv6");
+            return false;
+        }
+    }
+    *why = "no usable device and port for rdma.gid_index";
+    return false;
 }
 
 } // namespace twrdma

@@ -5,6 +5,7 @@
 #include "settings.hpp"
 
 #include <infiniband/verbs.h>
+#include <sys/socket.h>
 
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ public:
     const std::vector<Device> &all() const { return devices_; }
     /// "rxe0 (port 1 ACTIVE, mtu 1024)" lines for describe().
     std::string describe() const;
+    /// The address held by GID rdma.gid_index of the first usable device
+    /// (and port), as a source address of `family` (port 0).  False with
+    /// *why when that GID carries no address of the family.
+    bool gid_source(const Settings &s, int family, sockaddr_storage *out, std::string *why) const;
 
 private:
     ibv_context **list_ = nullptr;

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
 using namespace std::chrono_literals;
@@ -96,4 +98,35 @@ TEST_CASE("200 concurrent connections each get their own data back", "[rdma][dat
     CHECK(intact == size_t(kConns));
     CHECK(transport_stats(env).connections_open >= size_t(kConns));
     CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("rdma.gid_index chooses the source address a client connects from", "[rdma][data]")
+{
+    // Without a source address, a connect to the server's IP (a local address
+    // in the guest) stays on the server's device; GID 1 of the first device
+    // carries the client's IP (::ffff:10.77.0.1), so the override makes the
+    // connection leave from there.
+    const char *client_ip = std::getenv("SOFTROCE_CLIENT_IP");
+    REQUIRE(client_ip);
+    use_settings({{"rdma.gid_index", "1"}});
+    {
+    Env env;
+    Server &server = env.listen();
+    tw_connect_params p{};
+    p.size = sizeof p;
+    p.addr = as_sockaddr(server.address);
+    p.addrlen = address_length(server.address);
+    tw_conn *conn = nullptr;
+    {
+        OpGuard guard;
+        REQUIRE(env.ops().connect(env.tloop(0), &p, &conn) == 0);
+    }
+    Endpoint &client = env.adopt(0, conn, "client");
+    REQUIRE(client.attach() == 0);
+    REQUIRE(env.run_until([&] { return client.connected || client.failed(); }, 60s));
+    INFO("client: " << client.last_error);
+    REQUIRE(client.connected);
+    CHECK(to_text(client.local_address()).find(std::string(client_ip) + ":") == 0);
+    }
+    use_settings({}); // the Env above is gone: the next cases get the defaults
 }

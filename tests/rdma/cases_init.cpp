@@ -34,13 +34,20 @@ TEST_CASE("with no RDMA device visible, init refuses with TW_ENODEVICE and says 
     CHECK(out.find("no RDMA device") != std::string::npos);
 }
 
-TEST_CASE("a bad rdma.* value refuses init naming the key, the value and where it came from", "[rdma][init]")
+TEST_CASE("a bad rdma.* value is a configuration error naming the key, the value and where it came from", "[rdma][init]")
 {
+    // A mistake in the configuration stops start-up in every mode, auto
+    // included: it is not a missing capability to fall back from.
     std::string why;
-    auto t = make_transport({{"rdma.ring_size", "100k"}}, &why);
-    CHECK(t == nullptr);
+    try {
+        make_transport({{"rdma.ring_size", "100k"}}, &why);
+        FAIL("no ConfigError for rdma.ring_size = 100k");
+    } catch (const twinwire::ConfigError &e) {
+        why = e.what();
+    }
     CHECK(why.find("rdma.ring_size") != std::string::npos);
     CHECK(why.find("100k") != std::string::npos);
+    CHECK(why.find("(test)") != std::string::npos);
     CHECK(why.find("power of two") != std::string::npos);
 }
 

@@ -224,3 +224,11 @@ TEST_CASE("an unread key under the built-in TCP backend's prefix is a configurat
     config.set("tcp.nodelya", "yes");
     CHECK_THROWS_WITH(Transport::builtin_tcp(config), Catch::Contains("tcp.nodelya (api)"));
 }
+
+TEST_CASE("a bad value for a transport key stops start-up even in auto mode", "[loader]")
+{
+    Config config;
+    config.set("tcp.linger_ms", "soon");
+    CHECK_THROWS_AS(Transport::builtin_tcp(config), ConfigError);
+    CHECK_THROWS_WITH(Transport::builtin_tcp(config), Catch::Contains("tcp.linger_ms") && Catch::Contains("soon"));
+}

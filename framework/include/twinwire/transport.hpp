@@ -74,8 +74,10 @@ public:
     /// The built-in TCP backend.  Throws std::runtime_error if it cannot init.
     static std::unique_ptr<Transport> builtin_tcp(const Config &config);
     /// Initialise a loaded plugin.  Returns nullptr and sets *why when the
-    /// plugin's init refuses, or when it leaves its config keys unread
-    /// (unknown keys).  Takes ownership of the library.
+    /// plugin's init refuses.  Throws ConfigError when init reports a bad
+    /// value (-TW_ECONFIG) or leaves keys under its prefix unread (unknown
+    /// keys): configuration mistakes stop start-up in every mode.
+    /// Takes ownership of the library.
     static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
                                                   std::string *why);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Guest boot, stage 2 (the host's bash, chrooted into the guest's root by
 # stage1.sh): the wire, the caller's environment, then the command itself.
 __ctl=/run/softroce/ctl

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The guest's only network: a veth pair with a SoftRoCE device on each end
 # (run by stage2.sh with bash -e; $MTU and $TOPOLOGY come from the config).
 #

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The guest kernel and initramfs, built once from Debian packages and kept in
 # $CACHE (sourced by softroce-run; needs common.sh and $SOFTROCE_DIR).
 #
@@ -6,7 +7,7 @@
 # initramfs.gz (static busybox + the modules of guest/initramfs-modules),
 # kver and stamp; $CACHE/current points at the one in use.
 
-CACHE=${TWINWIRE_SOFTROCE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/twinwire-softroce}
+CACHE=${SOFTROCE_RUN_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/twinwire-softroce}
 # Bump when the way the cache is built changes.
 CACHE_BUILDER=1
 
@@ -50,14 +51,15 @@ download_debs() { # dir packages...
 # Copies the modules listed in guest/initramfs-modules, with their
 # dependencies, from the unpacked kernel package into the initramfs root.
 copy_modules() { # moddir rootdir kver bb
-  local mdir=$1 rdir=$2 kver=$3 bb=$4 m deps f want=()
+  local mdir=$1 rdir=$2 kver=$3 bb=$4 m deps deps_list f want=()
   for m in $(initramfs_modules); do
     m=${m//-/_}
     # modules.dep lines: kernel/path/name.ko[.xz]: dep1.ko dep2.ko
     deps=$(awk -v m="$m" -F': *' '{ n=$1; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); gsub(/-/, "_", n);
                                    if (n == m) { print $1; if ($2 != "") print $2 } }' "$mdir/modules.dep" | tr ' ' '\n')
     [ -n "$deps" ] || { msg "note: module $m is not in this kernel (skipped)"; continue; }
-    want+=($deps)
+    mapfile -t deps_list <<<"$deps"
+    want+=("${deps_list[@]}")
   done
   for f in $(printf '%s\n' "${want[@]}" | sort -u); do
     mkdir -p "$rdir/lib/modules/$kver/$(dirname "$f")"

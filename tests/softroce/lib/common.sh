@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Messages and exit statuses shared by the softroce-run pieces (sourced).
 #
 # Exit statuses of softroce-run, so that callers can tell a failed command

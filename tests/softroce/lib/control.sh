@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The per-run control share: what the guest's boot stages read (sourced by
 # softroce-run; the guest mounts $RUN/ctl as /ctl).
 

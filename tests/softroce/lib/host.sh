@@ -1,8 +1,9 @@
+# shellcheck shell=bash
 # What the host must provide for a guest: packages, qemu, an accelerator
 # (sourced by softroce-run; needs common.sh and $SOFTROCE_DIR).
 
 PACKAGE_LIST=$SOFTROCE_DIR/../debian-packages.txt
-QEMU_BIN=${TWINWIRE_SOFTROCE_QEMU:-qemu-system-x86_64}
+QEMU_BIN=${SOFTROCE_RUN_QEMU:-qemu-system-x86_64}
 
 # The packages of the project's one list that the guest needs.
 guest_packages() {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Turns what the guest left in $RUN/ctl into softroce-run's exit status
 # (sourced by softroce-run after the guest has stopped).
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The qemu command line and its run under a watchdog (sourced by
 # softroce-run; needs common.sh, host.sh, cache.sh).
 
@@ -10,7 +11,9 @@ qemu_command() {
   local kernel=$CACHE/current/vmlinux append i
   [ -f "$kernel" ] || kernel=$CACHE/current/vmlinuz
   append="console=ttyS0 panic=-1 rdinit=/init tsc=reliable i8042.noaux i8042.nokbd i8042.nopnp"
-  [ "$VERBOSE" = 1 ] || append+=" quiet loglevel=3"
+  # quiet still lets errors (RCU stalls, lockups) reach the console log that
+  # a failed run shows
+  [ "$VERBOSE" = 1 ] || append+=" quiet"
   # No network card at all: the guest's only links are made inside it.
   QEMU=("$QEMU_BIN" -nodefaults -no-user-config -display none -monitor none -no-reboot
     -M q35 -m "$MEM" -smp "$CPUS"
@@ -37,7 +40,7 @@ qemu_command() {
 # TIMED_OUT (0|1). qemu stays in our process group, so a test harness that
 # signals the group (Meson on its timeout) stops the guest too.
 run_qemu() { # timeout-seconds (0: none)
-  local limit=$1 cat_out cat_err tail_pid= sleep_pid=
+  local limit=$1 cat_out cat_err tail_pid='' sleep_pid=''
   mkfifo "$RUN/out" "$RUN/err"
   cat "$RUN/out" &
   cat_out=$!

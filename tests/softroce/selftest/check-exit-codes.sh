@@ -11,8 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/run"
 export TMPDIR=$tmp/run
-export TWINWIRE_SOFTROCE_CACHE=$tmp/cache
-export TWINWIRE_SOFTROCE_QEMU=$here/fake-qemu
+export SOFTROCE_RUN_CACHE=$tmp/cache
+export SOFTROCE_RUN_QEMU=$here/fake-qemu
 
 # A cache that passes softroce-run's freshness check.
 mkdir -p "$tmp/cache/fake"
@@ -66,9 +66,9 @@ expect "a malformed timeout is a usage error" 125 '' 'whole seconds' -- --timeou
 expect "no command is a usage error" 125 '' 'no command' --
 expect "a build configured with -Dsoftroce=disabled skips and says so" 77 '' 'SKIP: .*disabled' -- --disabled -- true
 expect "a missing qemu skips and names it" 77 '' 'SKIP: .*no-such-qemu' \
-  TWINWIRE_SOFTROCE_QEMU=/nonexistent/no-such-qemu -- -- true
+  SOFTROCE_RUN_QEMU=/nonexistent/no-such-qemu -- -- true
 expect "a missing qemu fails when a guest is required" 125 '' 'required.*no-such-qemu' \
-  TWINWIRE_SOFTROCE_QEMU=/nonexistent/no-such-qemu -- --required -- true
+  SOFTROCE_RUN_QEMU=/nonexistent/no-such-qemu -- --required -- true
 expect "the command's exit status is the runner's" 5 '^fake guest stdout$' '^fake guest stderr$' \
   "FAKE_GUEST=booted started rc=5" -- -- true
 expect "a command that succeeds exits 0, its stderr kept apart from stdout" 0 '^fake guest stdout$' '^fake guest stderr$' \
