@@ -14,6 +14,9 @@ set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$root" || exit 1
+TW_ROOT=$root
+# shellcheck source=tests/setup-lib.sh
+. "$root/tests/setup-lib.sh"
 build=${BUILD_DIR:-build}
 log=$build/meson-logs/testlog.json
 timings=()
@@ -28,44 +31,6 @@ timed() { # label command...
   rc=$?
   timings+=("$label $(($(date +%s) - t0))s")
   return $rc
-}
-
-missing_packages() {
-  local p
-  for p in $(awk '!/^[[:space:]]*(#|$)/ { print $1 }' tests/debian-packages.txt); do
-    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || printf '%s ' "$p"
-  done
-}
-
-apt_lists_empty() { ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null; }
-
-install_packages() {
-  local missing
-  command -v dpkg-query >/dev/null || { echo "not a Debian system: install the packages of tests/debian-packages.txt yourself"; return 0; }
-  missing=$(missing_packages)
-  if [ -z "$missing" ]; then
-    echo "all packages of tests/debian-packages.txt are installed"
-    return 0
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "missing packages, and not root to install them: $missing"
-    echo "(apt-get install $missing) - continuing; the build or some tests may fail or skip"
-    return 0
-  fi
-  echo "installing: $missing"
-  export DEBIAN_FRONTEND=noninteractive
-  apt_lists_empty && apt-get update -q
-  # shellcheck disable=SC2086 # a list of package names
-  apt-get install -y -q --no-install-recommends $missing ||
-    { apt-get update -q && apt-get install -y -q --no-install-recommends $missing; }
-}
-
-configure() {
-  if [ -f "$build/meson-private/coredata.dat" ]; then
-    if [ $# -gt 0 ]; then meson configure "$build" "$@"; else echo "reusing $build"; fi
-  else
-    meson setup "$build" "$@"
-  fi
 }
 
 softroce_option() {
@@ -90,7 +55,7 @@ rm -f "$log"
 step "packages"
 timed packages install_packages || { echo "package installation failed"; exit 1; }
 step "configure $build"
-timed configure configure "$@" || { echo "meson configuration failed"; exit 1; }
+timed configure configure "$build" "$@" || { echo "meson configuration failed"; exit 1; }
 step "build"
 timed build meson compile -C "$build" || { echo "build failed"; exit 1; }
 step "SoftRoCE guest"

@@ -226,7 +226,8 @@ void Loop::remove_pending_source(tw_transport_loop *tloop)
 
 // ---------------------------------------------------------------- Timer
 
-Timer::Timer(Loop &loop, std::function<void()> callback) : loop_(loop), callback_(std::move(callback))
+Timer::Timer(Loop &loop, std::function<void()> callback)
+    : loop_(loop), callback_(std::make_shared<std::function<void()>>(std::move(callback)))
 {
     ev_ = evtimer_new(loop.base(), &Timer::on_fire, this);
     if (!ev_) throw std::runtime_error("evtimer_new failed");
@@ -269,9 +270,10 @@ void Timer::on_fire(int, short, void *arg)
     } else {
         t->active_ = false;
     }
-    // Copy: the callback may destroy the timer.
-    auto cb = t->callback_;
-    cb();
+    // Hold a reference, not a copy of the closure: the callback may destroy
+    // the timer, and copying would allocate on every expiry.
+    std::shared_ptr<std::function<void()>> cb = t->callback_;
+    (*cb)();
 }
 
 } // namespace twinwire

@@ -91,7 +91,7 @@ public:
 private:
     static void on_fire(int, short, void *arg);
     Loop &loop_;
-    std::function<void()> callback_;
+    std::shared_ptr<std::function<void()>> callback_; ///< shared: the callback may destroy the timer
     struct event *ev_ = nullptr;
     std::chrono::nanoseconds period_{0};
     bool active_ = false;

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// The daemon's command line and configuration keys.
+#include "command_line.hpp"
+#include "settings.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+namespace {
+
+kvd::CommandLine parse(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "twinwire-kvd");
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(&a[0]);
+    return kvd::parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+twinwire::Config config_for(const kvd::CommandLine &cl, const std::string &file_text = "")
+{
+    twinwire::Config config;
+    kvd::define_keys(config);
+    if (!file_text.empty()) config.load_string(file_text, "kvd.conf");
+    for (const auto &o : cl.overrides) config.set(o.key, o.value, o.origin);
+    return config;
+}
+
+struct ScopedEnv {
+    ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+    ~ScopedEnv() { unsetenv(name_); }
+    const char *name_;
+};
+
+} // namespace
+
+TEST_CASE("with no arguments the daemon uses the defaults: loopback, port 7379, auto", "[kvd][cli]")
+{
+    twinwire::Config config = config_for(parse({}));
+    CHECK(config.listen_address() == "127.0.0.1");
+    CHECK(config.listen_port() == 7379);
+    CHECK(config.get("transport") == "auto");
+    kvd::Settings s = kvd::Settings::from(config);
+    CHECK(s.maxclients == 10000);
+    CHECK(s.limits.max_request == 32u << 20);
+    CHECK_FALSE(s.daemonize);
+    CHECK(s.pidfile.empty());
+}
+
+TEST_CASE("command-line options set their keys and win over the file", "[kvd][cli]")
+{
+    auto cl = parse({"--port", "7400", "--transport=tcp", "--daemonize", "--set", "kvd.maxclients=5",
+                     "--pidfile", "/run/kvd.pid", "--threads", "2"});
+    twinwire::Config config = config_for(cl, "listen_port = 7500\n[kvd]\nmaxclients = 9\n");
+    CHECK(config.listen_port() == 7400);
+    CHECK(config.find("listen_port")->origin == "command line --port");
+    CHECK(config.get("transport") == "tcp");
+    CHECK(config.threads() == 2);
+    kvd::Settings s = kvd::Settings::from(config);
+    CHECK(s.daemonize);
+    CHECK(s.maxclients == 5);
+    CHECK(s.pidfile == "/run/kvd.pid");
+}
+
+TEST_CASE("a relative --pidfile or --log-file is made absolute before the daemon changes to /", "[kvd][cli]")
+{
+    auto cl = parse({"--pidfile", "kvd.pid", "--log-file", "logs/kvd.log"});
+    twinwire::Config config = config_for(cl);
+    CHECK(config.get("kvd.pidfile").front() == '/');
+    CHECK(config.get("log_file").front() == '/');
+    CHECK(config.get("log_file").find("/logs/kvd.log") != std::string::npos);
+}
+
+TEST_CASE("bad command lines are usage errors naming the argument", "[kvd][cli]")
+{
+    CHECK_THROWS_WITH(parse({"--frobnicate"}), "unknown argument '--frobnicate'");
+    CHECK_THROWS_WITH(parse({"--port"}), "--port needs a value");
+    CHECK_THROWS_WITH(parse({"--set", "novalue"}), "--set needs KEY=VALUE, got 'novalue'");
+    CHECK_THROWS_WITH(parse({"--daemonize=yes"}), "--daemonize takes no value");
+}
+
+TEST_CASE("bad values are config errors naming key, value and where they came from", "[kvd][cli]")
+{
+    CHECK_THROWS_WITH(config_for(parse({"--port", "70000"})),
+                      Catch::Contains("command line --port") && Catch::Contains("'70000'") &&
+                          Catch::Contains("listen_port"));
+    CHECK_THROWS_WITH(config_for(parse({}), "[kvd]\nmaxclients = lots\n"),
+                      Catch::Contains("kvd.conf:2") && Catch::Contains("'lots'") &&
+                          Catch::Contains("kvd.maxclients"));
+    CHECK_THROWS_WITH(config_for(parse({}), "[kvd]\npidfile = relative.pid\n"),
+                      Catch::Contains("kvd.pidfile") && Catch::Contains("absolute"));
+    CHECK_THROWS_WITH(config_for(parse({}), "no_such_key = 1\n"),
+                      Catch::Contains("kvd.conf:1") && Catch::Contains("no_such_key"));
+}
+
+TEST_CASE("TWINWIRE_ environment variables set kvd keys and the transport", "[kvd][cli]")
+{
+    ScopedEnv a("TWINWIRE_KVD_MAXCLIENTS", "17");
+    ScopedEnv b("TWINWIRE_TRANSPORT", "tcp");
+    twinwire::Config config;
+    kvd::define_keys(config);
+    kvd::load_config(config, parse({}));
+    CHECK(kvd::Settings::from(config).maxclients == 17);
+    CHECK(config.get("transport") == "tcp");
+    CHECK(config.find("transport")->origin == "environment TWINWIRE_TRANSPORT");
+    // ... and the command line still wins.
+    twinwire::Config config2;
+    kvd::define_keys(config2);
+    kvd::load_config(config2, parse({"--transport", "rdma"}));
+    CHECK(config2.get("transport") == "rdma");
+}
+
+TEST_CASE("max_request_size must stay below write_buffer_limit", "[kvd][cli]")
+{
+    twinwire::Config config = config_for(parse({}), "write_buffer_limit = 1M\n[kvd]\nmax_request_size = 2M\n");
+    CHECK_THROWS_WITH(kvd::Settings::from(config), Catch::Contains("kvd.conf:3") &&
+                                                       Catch::Contains("kvd.max_request_size (2M)") &&
+                                                       Catch::Contains("write_buffer_limit (1M)"));
+}
+
+TEST_CASE("--help names the default port and every configuration key", "[kvd][cli]")
+{
+    twinwire::Config config;
+    kvd::define_keys(config);
+    std::string text = kvd::usage_text(config);
+    CHECK(text.find("port 7379") != std::string::npos);
+    for (const auto &key : config.schema()) CHECK(text.find(key.name) != std::string::npos);
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+#include "keyspace.hpp"
+
+#include "integer_text.hpp"
+
+#include <twinwire/loop.hpp>
+
+#include <climits>
+
+namespace kvd {
+
+int64_t MonotonicClock::now_ms() const { return static_cast<int64_t>(twinwire::monotonic_ns() / 1000000u); }
+
+Keyspace::Keyspace(const Clock &clock) : clock_(clock) {}
+
+Item *Keyspace::find_live(Shard &s, const Key &key)
+{
+    Item *item = s.table.find(key.text, key.hash);
+    if (!item) return nullptr;
+    if (item->expire_at != 0 && item->expire_at <= clock_.now_ms()) {
+        erase_entry(s, item, key);
+        expired_.fetch_add(1, std::memory_order_relaxed);
+        return nullptr;
+    }
+    return item;
+}
+
+void Keyspace::erase_entry(Shard &s, Item *item, const Key &key)
+{
+    if (item->expire_at != 0) --s.volatile_keys;
+    s.table.erase(key.text, key.hash);
+}
+
+void Keyspace::set_expiry(Shard &s, Item *item, int64_t expire_at)
+{
+    int64_t old = item->expire_at;
+    if (old == 0 && expire_at != 0) ++s.volatile_keys;
+    if (old != 0 && expire_at == 0) --s.volatile_keys;
+    item->expire_at = expire_at;
+    if (expire_at == 0) return;
+    s.expiries.emplace(expire_at, std::string(item->key()));
+    compact_expiries(s);
+}
+
+// A key given a new expiry again and again leaves stale records behind;
+// rebuild the heap from the table when they outnumber the live ones.
+void Keyspace::compact_expiries(Shard &s)
+{
+    if (s.expiries.size() <= 2 * s.volatile_keys + 1024) return;
+    std::vector<Expiry> live;
+    live.reserve(s.volatile_keys);
+    s.table.for_each([&live](const Item &item) {
+        if (item.expire_at != 0) live.emplace_back(item.expire_at, std::string(item.key()));
+    });
+    s.expiries = decltype(s.expiries)(std::greater<Expiry>(), std::move(live));
+}
+
+void Keyspace::store(Shard &s, Item *item, const Key &key, std::string_view value, const SetOptions &options)
+{
+    if (!item) item = s.table.insert(key.text, key.hash, value);
+    else item->value.assign(value.data(), value.size());
+    if (!options.keep_ttl) set_expiry(s, item, options.ttl_ms > 0 ? clock_.now_ms() + options.ttl_ms : 0);
+}
+
+bool Keyspace::set(std::string_view name, std::string_view value, const SetOptions &options)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (options.condition == SetOptions::Condition::IfAbsent && item) return false;
+    if (options.condition == SetOptions::Condition::IfPresent && !item) return false;
+    store(s, item, key, value, options);
+    return true;
+}
+
+bool Keyspace::erase(std::string_view name)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return false;
+    erase_entry(s, item, key);
+    return true;
+}
+
+bool Keyspace::exists(std::string_view name)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return find_live(s, key) != nullptr;
+}
+
+IncrStatus Keyspace::incr_by(std::string_view name, long long delta, long long &result)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    long long current = 0;
+    if (item && !parse_integer(item->value, current)) return IncrStatus::NotInteger;
+    if ((delta > 0 && current > LLONG_MAX - delta) || (delta < 0 && current < LLONG_MIN - delta))
+        return IncrStatus::Overflow;
+    result = current + delta;
+    // INCR keeps the key's expiry, as Redis does.
+    if (!item) s.table.insert(key.text, key.hash, integer_text(result));
+    else item->value = integer_text(result);
+    return IncrStatus::Ok;
+}
+
+bool Keyspace::expire(std::string_view name, int64_t ttl_ms)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return false;
+    if (ttl_ms <= 0) erase_entry(s, item, key);
+    else set_expiry(s, item, clock_.now_ms() + ttl_ms);
+    return true;
+}
+
+int64_t Keyspace::ttl_ms(std::string_view name)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return -2;
+    if (item->expire_at == 0) return -1;
+    int64_t left = item->expire_at - clock_.now_ms();
+    return left > 0 ? left : 0;
+}
+
+bool Keyspace::persist(std::string_view name)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item || item->expire_at == 0) return false;
+    set_expiry(s, item, 0);
+    return true;
+}
+
+Keyspace::MultiLock::MultiLock(Keyspace &ks, const std::vector<std::string_view> &keys) : ks_(ks)
+{
+    for (std::string_view name : keys) held_.set(static_cast<size_t>(&ks.shard_for(Key(name)) - ks.shards_));
+    for (size_t i = 0; i < kShards; ++i)
+        if (held_.test(i)) ks.shards_[i].mutex.lock();
+}
+
+Keyspace::MultiLock::~MultiLock()
+{
+    for (size_t i = kShards; i-- > 0;)
+        if (held_.test(i)) ks_.shards_[i].mutex.unlock();
+}
+
+void Keyspace::set_many(const std::vector<std::pair<std::string_view, std::string_view>> &pairs)
+{
+    std::vector<std::string_view> keys;
+    keys.reserve(pairs.size());
+    for (const auto &p : pairs) keys.push_back(p.first);
+    MultiLock lock(*this, keys);
+    SetOptions plain;
+    for (const auto &p : pairs) {
+        Key key(p.first);
+        Shard &s = shard_for(key);
+        store(s, find_live(s, key), key, p.second, plain);
+    }
+}
+
+size_t Keyspace::erase_many(const std::vector<std::string_view> &keys)
+{
+    MultiLock lock(*this, keys);
+    size_t n = 0;
+    for (std::string_view name : keys) {
+        Key key(name);
+        Shard &s = shard_for(key);
+        Item *item = find_live(s, key);
+        if (!item) continue;
+        erase_entry(s, item, key);
+        ++n;
+    }
+    return n;
+}
+
+size_t Keyspace::count_existing(const std::vector<std::string_view> &keys)
+{
+    MultiLock lock(*this, keys);
+    size_t n = 0;
+    for (std::string_view name : keys) {
+        Key key(name);
+        if (find_live(shard_for(key), key)) ++n;
+    }
+    return n;
+}
+
+size_t Keyspace::size() const
+{
+    size_t n = 0;
+    for (const Shard &s : shards_) {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        n += s.table.size();
+    }
+    return n;
+}
+
+size_t Keyspace::volatile_size() const
+{
+    size_t n = 0;
+    for (const Shard &s : shards_) {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        n += s.volatile_keys;
+    }
+    return n;
+}
+
+void Keyspace::clear()
+{
+    for (Shard &s : shards_) s.mutex.lock();
+    for (Shard &s : shards_) {
+        s.table.clear();
+        s.expiries = decltype(s.expiries)();
+        s.volatile_keys = 0;
+    }
+    for (size_t i = kShards; i-- > 0;) shards_[i].mutex.unlock();
+}
+
+size_t Keyspace::sweep(size_t budget)
+{
+    const int64_t now = clock_.now_ms();
+    size_t deleted = 0;
+    for (size_t n = 0; n < kShards && budget > 0; ++n) {
+        Shard &s = shards_[sweep_cursor_.fetch_add(1, std::memory_order_relaxed) % kShards];
+        std::lock_guard<std::mutex> lock(s.mutex);
+        while (budget > 0 && !s.expiries.empty() && s.expiries.top().first <= now) {
+            --budget;
+            Key key(s.expiries.top().second);
+            Item *item = s.table.find(key.text, key.hash);
+            if (item && item->expire_at != 0 && item->expire_at <= now) {
+                erase_entry(s, item, key);
+                ++deleted;
+            }
+            s.expiries.pop(); // after the erase: `key` points into this record
+        }
+    }
+    expired_.fetch_add(deleted, std::memory_order_relaxed);
+    return deleted;
+}
+
+} // namespace kvd

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// twinwire-kvd: an in-memory key-value daemon speaking RESP2 over twinwire.
+#include "command_line.hpp"
+#include "daemonize.hpp"
+#include "keyspace.hpp"
+#include "server.hpp"
+#include "settings.hpp"
+
+#include <twinwire/log.hpp>
+#include <twinwire/runtime.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+#ifndef KVD_VERSION
+#define KVD_VERSION "unknown"
+#endif
+
+namespace {
+
+/// Runs in the process that stays (the daemon after detaching): RDMA is
+/// initialised here, never before a fork.
+int serve(twinwire::Config config, const kvd::Settings &settings, const std::string &config_file,
+          std::optional<kvd::Daemonizer> &daemon)
+{
+    std::unique_ptr<kvd::Pidfile> pidfile;
+    if (!settings.pidfile.empty()) pidfile = std::make_unique<kvd::Pidfile>(settings.pidfile);
+    kvd::MonotonicClock clock;
+    kvd::Keyspace keyspace(clock);
+    twinwire::Runtime runtime(std::move(config));
+    runtime.start();
+    kvd::Server server(runtime, settings, keyspace, config_file);
+    server.start();
+    runtime.stop_on_signals({SIGTERM, SIGINT});
+    runtime.on_signal(SIGHUP, [log_file = runtime.config().log_file()] {
+        if (log_file.empty()) {
+            TW_INFO("kvd", "SIGHUP: the log goes to stderr, nothing to reopen");
+            return;
+        }
+        bool ok = twinwire::log::reopen();
+        TW_LOG(ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
+               ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:",
+               log_file.c_str());
+    });
+    TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d",
+            KVD_VERSION, runtime.config().listen_address().c_str(), server.port(),
+            server.listening_transports().c_str(), runtime.transport_name().c_str(),
+            runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()));
+    if (daemon) daemon->ready();
+    runtime.run();
+    TW_INFO("kvd", "stopped");
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    kvd::CommandLine cl;
+    try {
+        cl = kvd::parse_command_line(argc, argv);
+    } catch (const kvd::UsageError &e) {
+        std::fprintf(stderr, "twinwire-kvd: %s (see --help)\n", e.what());
+        return 2;
+    }
+    twinwire::Config config;
+    kvd::define_keys(config);
+    if (cl.help) {
+        std::fputs(kvd::usage_text(config).c_str(), stdout);
+        return 0;
+    }
+    if (cl.version) {
+        std::printf("twinwire-kvd %s\n", KVD_VERSION);
+        return 0;
+    }
+    kvd::Settings settings;
+    try {
+        kvd::load_config(config, cl);
+        twinwire::parse_log_level(config.log_level());
+        settings = kvd::Settings::from(config);
+    } catch (const twinwire::ConfigError &e) {
+        std::fprintf(stderr, "twinwire-kvd: configuration error: %s\n", e.what());
+        return 1;
+    }
+    if (cl.check_config) {
+        std::printf("# twinwire-kvd: the configuration is valid; effective values:\n%s",
+                    kvd::effective_config_text(config).c_str());
+        return 0;
+    }
+    std::signal(SIGPIPE, SIG_IGN);
+
+    const std::string log_file = config.log_file();
+    std::optional<kvd::Daemonizer> daemon;
+    try {
+        if (settings.daemonize) {
+            if (log_file.empty())
+                std::fprintf(stderr, "twinwire-kvd: daemonize without log_file: the log is lost once started\n");
+            daemon.emplace(kvd::Daemonizer::detach());
+        }
+        return serve(std::move(config), settings, cl.config_file, daemon);
+    } catch (const std::exception &e) {
+        TW_ERROR("kvd", "cannot serve: %s", e.what());
+        // The log may be a file: say it where the person starting us looks too.
+        if (!log_file.empty()) std::fprintf(stderr, "twinwire-kvd: cannot serve: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+#include "server.hpp"
+
+#include <twinwire/log.hpp>
+
+namespace kvd {
+namespace {
+
+// Replies gathered before they are handed to the connection; past this the
+// session stops, and reading pauses until the connection drained them.
+constexpr size_t kReplyBacklog = 1u << 20;
+// A reply buffer that grew for one huge reply does not stay that large.
+constexpr size_t kKeepReplyCapacity = 4u << 20;
+// Expired keys nobody asks for are deleted by a sweep on loop 0, at most
+// this many expiry records per tick: lazy expiry on access does the rest.
+constexpr auto kSweepPeriod = std::chrono::milliseconds(100);
+constexpr size_t kSweepBudget = 20000;
+// Replies wait for the end of the loop's pass over ready connections (a
+// zero-delay timer fires after them), like Redis' write-before-sleep: the
+// client then finds many replies at once instead of being woken per reply.
+constexpr auto kFlushNow = std::chrono::nanoseconds(0);
+
+} // namespace
+
+struct Server::Client {
+    Client(Server &server, const RequestLimits &limits, SessionCounters &counters, std::string peer_address,
+           bool over_rdma)
+        : session(server.keyspace_, server, limits, counters), peer(std::move(peer_address)), rdma(over_rdma)
+    {
+    }
+    Session session;
+    std::string out;
+    std::string peer; ///< for log lines, kept after the connection is gone
+    bool rdma;
+    bool paused = false;
+    /// Sends `out` after the current pass; owned here, so it dies with the
+    /// connection (whose context this is) on the connection's loop.
+    std::unique_ptr<twinwire::Timer> flush;
+};
+
+Server::Server(twinwire::Runtime &runtime, const Settings &settings, Keyspace &keyspace, std::string config_file)
+    : runtime_(runtime), settings_(settings), keyspace_(keyspace), config_file_(std::move(config_file)),
+      started_ms_(MonotonicClock().now_ms())
+{
+    for (size_t i = 0; i < runtime_.loop_count(); ++i) loop_stats_.push_back(std::make_unique<LoopStats>());
+}
+
+Server::~Server() = default;
+
+void Server::start()
+{
+    listener_ = runtime_.listen({}, [this](const twinwire::ConnectionPtr &conn) { accept(conn); });
+    sweep_timer_ = std::make_unique<twinwire::Timer>(runtime_.loop(0), [this] { keyspace_.sweep(kSweepBudget); });
+    sweep_timer_->start(kSweepPeriod, kSweepPeriod);
+}
+
+uint16_t Server::port() const { return listener_ ? listener_->port() : 0; }
+
+std::string Server::listening_transports() const
+{
+    std::string names;
+    if (listener_)
+        for (const auto &t : listener_->transports()) names += (names.empty() ? "" : "+") + t;
+    return names;
+}
+
+void Server::accept(const twinwire::ConnectionPtr &conn)
+{
+    LoopStats &stats = *loop_stats_.at(conn->loop().index());
+    stats.accepted.fetch_add(1, std::memory_order_relaxed);
+    if (clients_.fetch_add(1) >= settings_.maxclients) {
+        clients_.fetch_sub(1);
+        rejected_.fetch_add(1, std::memory_order_relaxed);
+        TW_WARN("kvd", "refusing client %s: kvd.maxclients (%zu) reached", conn->peer_address().c_str(),
+                settings_.maxclients);
+        conn->write("-ERR max number of clients reached\r\n");
+        conn->close();
+        return;
+    }
+    const bool rdma = conn->transport_name() == "rdma";
+    if (rdma) clients_rdma_.fetch_add(1);
+    auto client = std::make_shared<Client>(*this, settings_.limits, stats.session, conn->peer_address(), rdma);
+    client->session.connection = conn.get();
+    conn->set_context(client);
+    Client *c = client.get(); // the connection owns it (context) for its whole life
+    twinwire::Connection *cn = conn.get();
+    // Captures stay small: the timer copies its callback each time it fires.
+    c->flush = std::make_unique<twinwire::Timer>(conn->loop(), [this, cn] { send(*cn, *cn->context<Client>()); });
+    conn->on_data([this, c](twinwire::Connection &cn, twinwire::Buffer &input) { serve(cn, *c, input); });
+    conn->on_drain([c](twinwire::Connection &cn) {
+        if (!c->paused) return;
+        c->paused = false;
+        cn.resume_reading();
+    });
+    conn->on_close([this, c](twinwire::Connection &cn, const twinwire::CloseInfo &info) { finish(cn, *c, info); });
+    TW_DEBUG("kvd", "client %s connected over %s (connection %llu)", c->peer.c_str(), conn->transport_name().c_str(),
+             static_cast<unsigned long long>(conn->id()));
+}
+
+void Server::serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
+{
+    for (;;) {
+        switch (client.session.feed(input, client.out, kReplyBacklog)) {
+        case Session::Outcome::Idle:
+            if (!client.out.empty() && !client.flush->active()) client.flush->start(kFlushNow);
+            return;
+        case Session::Outcome::Close:
+            if (client.session.protocol_error())
+                TW_WARN("kvd", "client %s over %s: %s; closing the connection", client.peer.c_str(),
+                        conn.transport_name().c_str(), client.session.close_reason().c_str());
+            if (send(conn, client)) conn.close();
+            return;
+        case Session::Outcome::Backlogged:
+            if (!send(conn, client) || client.paused) return;
+            continue; // the transport took most of it: go on
+        }
+    }
+}
+
+bool Server::send(twinwire::Connection &conn, Client &client)
+{
+    client.flush->stop();
+    if (client.out.empty() || !conn.is_open()) return conn.is_open();
+    if (!conn.write(client.out)) {
+        TW_WARN("kvd", "client %s: %zu bytes of replies would exceed write_buffer_limit; closing it",
+                client.peer.c_str(), client.out.size() + conn.output_queued());
+        conn.abort();
+        return false;
+    }
+    if (client.out.capacity() > kKeepReplyCapacity) std::string().swap(client.out);
+    else client.out.clear();
+    // A client that does not read its replies: stop reading its requests
+    // until they drained, rather than queue up to write_buffer_limit.
+    if (conn.output_queued() > kReplyBacklog && !client.paused) {
+        conn.pause_reading();
+        client.paused = true;
+    }
+    return true;
+}
+
+void Server::finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info)
+{
+    clients_.fetch_sub(1);
+    if (client.rdma) clients_rdma_.fetch_sub(1);
+    client.session.connection = nullptr;
+    TW_DEBUG("kvd", "client %s (connection %llu) gone: %s", client.peer.c_str(),
+             static_cast<unsigned long long>(conn.id()), info.reason.c_str());
+}
+
+uint64_t Server::total(std::atomic<uint64_t> LoopStats::*field) const
+{
+    uint64_t n = 0;
+    for (const auto &s : loop_stats_) n += ((*s).*field).load(std::memory_order_relaxed);
+    return n;
+}
+
+uint64_t Server::total_commands() const
+{
+    uint64_t n = 0;
+    for (const auto &s : loop_stats_) n += s->session.commands.load(std::memory_order_relaxed);
+    return n;
+}
+
+uint64_t Server::total_protocol_errors() const
+{
+    uint64_t n = 0;
+    for (const auto &s : loop_stats_) n += s->session.protocol_errors.load(std::memory_order_relaxed);
+    return n;
+}
+
+} // namespace kvd

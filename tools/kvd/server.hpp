@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The daemon on the runtime: accepts clients, runs their sessions, sweeps
+// expired keys, answers INFO and CONFIG GET.
+#pragma once
+
+#include "commands.hpp"
+#include "keyspace.hpp"
+#include "session.hpp"
+#include "settings.hpp"
+
+#include <twinwire/runtime.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvd {
+
+class Server : public Host {
+public:
+    Server(twinwire::Runtime &runtime, const Settings &settings, Keyspace &keyspace, std::string config_file);
+    ~Server() override;
+
+    /// Listen (throws twinwire::StartupError) and start the expiry sweep.
+    /// On the runtime's main thread, after Runtime::start().
+    void start();
+    uint16_t port() const;
+    /// "tcp", "tcp+rdma": what the listener accepts.
+    std::string listening_transports() const;
+
+    std::string info(const std::vector<std::string_view> &sections, const Session &caller) override;
+    std::vector<std::pair<std::string, std::string>> config_parameters() override;
+
+private:
+    struct Client;
+    /// Counters written by one loop's thread only (no cache line shared).
+    struct alignas(64) LoopStats {
+        SessionCounters session;
+        std::atomic<uint64_t> accepted{0};
+    };
+
+    void accept(const twinwire::ConnectionPtr &conn);
+    void serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
+    /// Hand the gathered replies to the connection now; false when it is gone.
+    bool send(twinwire::Connection &conn, Client &client);
+    void finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info);
+    uint64_t total(std::atomic<uint64_t> LoopStats::*field) const;
+    uint64_t total_commands() const;
+    uint64_t total_protocol_errors() const;
+    void info_section(const std::string &name, const Session &caller, std::string &out);
+
+    twinwire::Runtime &runtime_;
+    Settings settings_;
+    Keyspace &keyspace_;
+    std::string config_file_;
+    std::shared_ptr<twinwire::Listener> listener_;
+    std::unique_ptr<twinwire::Timer> sweep_timer_;
+    std::vector<std::unique_ptr<LoopStats>> loop_stats_;
+    std::atomic<size_t> clients_{0};
+    std::atomic<size_t> clients_rdma_{0};
+    std::atomic<uint64_t> rejected_{0};
+    int64_t started_ms_;
+};
+
+} // namespace kvd

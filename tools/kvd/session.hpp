@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// One client's side of the protocol: requests in, replies out.  Knows
+// nothing of connections, so tests and the fuzzer drive it directly.
+#pragma once
+
+#include "commands.hpp"
+#include "resp_parser.hpp"
+
+#include <twinwire/buffer.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace twinwire {
+class Connection;
+}
+
+namespace kvd {
+
+/// Counters a session adds to (one set per loop in the daemon).
+struct SessionCounters {
+    std::atomic<uint64_t> commands{0};
+    std::atomic<uint64_t> protocol_errors{0};
+};
+
+class Session {
+public:
+    Session(Keyspace &keyspace, Host &host, const RequestLimits &limits, SessionCounters &counters);
+
+    enum class Outcome {
+        Idle,       ///< every complete request ran; the rest has not arrived
+        Backlogged, ///< stopped because the replies grew past the limit: send them, then feed again
+        Close,      ///< QUIT or a protocol error: send the replies, then close (see close_reason)
+    };
+    /// Run the complete requests at the front of `input`, draining them,
+    /// and append their replies to `out`.  Stops early when `out` grows
+    /// beyond `out_limit`.
+    Outcome feed(twinwire::Buffer &input, std::string &out, size_t out_limit);
+
+    /// QUIT: reply, then close.
+    void request_close(std::string reason);
+    const std::string &close_reason() const { return close_reason_; }
+    /// The close was asked for because of malformed or oversized input.
+    bool protocol_error() const { return protocol_error_; }
+
+    /// The connection this session serves (nullptr in tests); INFO reads its counters.
+    twinwire::Connection *connection = nullptr;
+    uint64_t commands_processed() const { return commands_; }
+
+private:
+    Keyspace &keyspace_;
+    Host &host_;
+    RequestLimits limits_;
+    SessionCounters &counters_;
+    Request request_;
+    size_t need_ = 0; ///< the request at the front of the input is at least this long
+    bool closing_ = false;
+    bool protocol_error_ = false;
+    std::string close_reason_;
+    uint64_t commands_ = 0;
+};
+
+} // namespace kvd
