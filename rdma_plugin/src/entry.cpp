@@ -14,11 +14,12 @@ using namespace twrdma;
 namespace {
 
 /// Run `fn`, turning a forked child into -TW_EFORKED and any exception into
-/// an error code.
+/// an error code.  The data path checks only the atfork flag: getpid() is a
+/// syscall, and the loop calls has_pending/process_pending every turn.
 template <class Fn> auto guarded(Fn fn) -> decltype(fn())
 {
     using R = decltype(fn());
-    if (in_forked_child()) return static_cast<R>(-TW_EFORKED);
+    if (forked_flag()) return static_cast<R>(-TW_EFORKED);
     try {
         return fn();
     } catch (const std::bad_alloc &) {
@@ -26,6 +27,14 @@ template <class Fn> auto guarded(Fn fn) -> decltype(fn())
     } catch (...) {
         return static_cast<R>(-EIO);
     }
+}
+
+/// For the calls that create or destroy objects: the full check, pid included.
+template <class Fn> auto guarded_setup(Fn fn) -> decltype(fn())
+{
+    using R = decltype(fn());
+    if (in_forked_child()) return static_cast<R>(-TW_EFORKED);
+    return guarded(fn);
 }
 
 template <class Fn> void guarded_void(Fn fn)
@@ -65,12 +74,12 @@ int op_probe(const tw_host *host, char *buf, size_t len)
 
 int op_describe(tw_transport *t, char *buf, size_t len)
 {
-    return guarded([&] { return transport_describe(t, buf, len); });
+    return guarded_setup([&] { return transport_describe(t, buf, len); });
 }
 
 int op_loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
 {
-    return guarded([&] { return loop_attach(t, loop, out); });
+    return guarded_setup([&] { return loop_attach(t, loop, out); });
 }
 
 void op_loop_detach(tw_transport_loop *l)
@@ -80,7 +89,7 @@ void op_loop_detach(tw_transport_loop *l)
 
 int op_has_pending(tw_transport_loop *l)
 {
-    if (in_forked_child()) return 0;
+    if (forked_flag()) return 0;
     return guarded([&] { return has_pending(l); });
 }
 
@@ -91,12 +100,12 @@ int op_process_pending(tw_transport_loop *l)
 
 int op_listen(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
 {
-    return guarded([&] { return listener_open(l, p, out); });
+    return guarded_setup([&] { return listener_open(l, p, out); });
 }
 
 int op_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
 {
-    return guarded([&] { return listener_accept(ls, target, out); });
+    return guarded_setup([&] { return listener_accept(ls, target, out); });
 }
 
 int op_listener_addr(tw_listener *ls, sockaddr *addr, uint32_t *addrlen)
@@ -118,7 +127,7 @@ void op_listener_close(tw_listener *ls)
 
 int op_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
 {
-    return guarded([&] { return conn_connect(l, p, out); });
+    return guarded_setup([&] { return conn_connect(l, p, out); });
 }
 
 int op_set_callback(tw_conn *c, tw_conn_cb cb, void *arg)
@@ -184,13 +193,13 @@ void op_close(tw_conn *c)
 
 int op_get_error(tw_conn *c)
 {
-    if (in_forked_child()) return -TW_EFORKED;
+    if (forked_flag()) return -TW_EFORKED;
     return c->error;
 }
 
 const char *op_last_error(tw_conn *c)
 {
-    if (in_forked_child()) return fork_message();
+    if (forked_flag()) return fork_message();
     return c->last_error.c_str();
 }
 

@@ -92,20 +92,15 @@ void on_cq_ready(tw_watch *, int, uint32_t, void *arg)
 {
     auto *ld = static_cast<LoopDevice *>(arg);
     tw_transport_loop *l = ld->loop;
-    // Completion events are edge-triggered: collect them all, ack once per
-    // CQ in one batch, re-arm, then drain (which polls after re-arming).
-    std::vector<std::pair<ibv_cq *, unsigned>> acks;
-    for (;;) {
-        ibv_cq *cq = nullptr;
-        void *ctx = nullptr;
-        if (ibv_get_cq_event(ld->channel, &cq, &ctx) != 0) break;
-        auto it = std::find_if(acks.begin(), acks.end(), [cq](auto &p) { return p.first == cq; });
-        if (it == acks.end()) acks.emplace_back(cq, 1u);
-        else it->second += 1;
-    }
-    for (auto &a : acks) {
-        ibv_ack_cq_events(a.first, a.second);
-        int rc = ibv_req_notify_cq(a.first, 0);
+    // Completion events are edge-triggered: take the event, ack it, re-arm,
+    // then drain (which polls after re-arming).  One event per call: reading
+    // until EAGAIN costs a failed read() per wake-up, and the watch is
+    // level-triggered, so a second queued event (another CQ) calls us again.
+    ibv_cq *cq = nullptr;
+    void *ctx = nullptr;
+    if (ibv_get_cq_event(ld->channel, &cq, &ctx) == 0) {
+        ibv_ack_cq_events(cq, 1);
+        int rc = ibv_req_notify_cq(cq, 0);
         if (rc) logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_req_notify_cq", rc).c_str());
     }
     l->cq_generation += 1;

@@ -37,6 +37,8 @@ bool in_forked_child()
     return child_flag.load() || (owner != 0 && owner != getpid());
 }
 
+bool forked_flag() { return child_flag.load(std::memory_order_relaxed); }
+
 const char *fork_message()
 {
     return "RDMA objects do not survive fork(): this process is a child of the one that initialised the RDMA "

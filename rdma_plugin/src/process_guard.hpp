@@ -10,7 +10,12 @@ namespace twrdma {
 /// Remember this process as the one that owns RDMA objects (idempotent).
 void fork_guard_arm();
 /// True in a child forked after fork_guard_arm(): RDMA objects are unusable.
+/// Compares the pid too (a child made by a raw clone() skips the atfork
+/// handler), so it costs a getpid() syscall: for setup paths only.
 bool in_forked_child();
+/// The atfork child flag alone: one atomic load, for the data path.  fork()
+/// sets it; in_forked_child() on connect/listen/accept/attach covers the rest.
+bool forked_flag();
 /// The one-line explanation given with -TW_EFORKED.
 const char *fork_message();
 
