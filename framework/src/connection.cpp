@@ -9,6 +9,7 @@
 
 #include <event2/buffer.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <sys/socket.h>
 
@@ -19,6 +20,8 @@ namespace {
 // others on its loop (events are level-triggered: the rest comes next time).
 constexpr size_t kMaxReadPerEvent = 4u << 20;
 constexpr int kMaxIov = 16;
+constexpr size_t kFirstReserve = 16 * 1024;
+constexpr size_t kMinReserve = 4096;
 
 } // namespace
 
@@ -113,6 +116,20 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
     }
 }
 
+size_t Connection::reserve_size()
+{
+    if (reserve_ == 0) reserve_ = std::min(settings_.read_size, kFirstReserve);
+    return reserve_;
+}
+
+// Reserve what reads actually bring: a fresh 64 KiB chain for every small
+// message costs more than the read itself; a full reservation doubles it.
+void Connection::adapt_reserve(size_t got, size_t reserved)
+{
+    if (got >= reserved) reserve_ = std::min(reserve_ * 2, settings_.read_size);
+    else if (got * 4 < reserve_) reserve_ = std::max(reserve_ / 2, std::min(settings_.read_size, kMinReserve));
+}
+
 void Connection::handle_read()
 {
     if (!reading_ || closing_ || !conn_) return;
@@ -121,7 +138,7 @@ void Connection::handle_read()
     ssize_t last = 0;
     while (total < kMaxReadPerEvent) {
         struct evbuffer_iovec vec[2];
-        int n = evbuffer_reserve_space(input_.raw(), static_cast<ev_ssize_t>(settings_.read_size), vec, 2);
+        int n = evbuffer_reserve_space(input_.raw(), static_cast<ev_ssize_t>(reserve_size()), vec, 2);
         if (n <= 0) {
             last = -ENOMEM;
             break;
@@ -142,6 +159,7 @@ void Connection::handle_read()
         }
         evbuffer_commit_space(input_.raw(), vec, n);
         total += static_cast<size_t>(last);
+        adapt_reserve(static_cast<size_t>(last), reserved);
         if (static_cast<size_t>(last) < reserved) {
             last = -EAGAIN; // a short read: the transport has nothing more right now
             break;
@@ -199,6 +217,18 @@ bool Connection::write(Buffer &data)
 {
     if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return false;
     if (output_.size() + data.size() > settings_.write_limit) return false;
+    if (output_.empty() && !data.empty()) {
+        // Nothing queued: writev the chunks now (an echo answers in this turn
+        // of the loop, not the next), queue only what the transport left.
+        ssize_t n = writev_chunks(data.raw());
+        if (n < 0 && n != -EAGAIN) {
+            int err = static_cast<int>(n);
+            finish(err, error_text("write", err), false, true);
+            return false;
+        }
+        if (n > 0) data.drain(static_cast<size_t>(n));
+        if (data.empty()) return true;
+    }
     output_.append(data);
     if (!want_write_) {
         want_write_ = true;
@@ -207,20 +237,25 @@ bool Connection::write(Buffer &data)
     return true;
 }
 
+ssize_t Connection::writev_chunks(struct evbuffer *buf)
+{
+    struct evbuffer_iovec vec[kMaxIov];
+    int n = evbuffer_peek(buf, -1, nullptr, vec, kMaxIov);
+    if (n > kMaxIov) n = kMaxIov;
+    struct iovec iov[kMaxIov];
+    for (int i = 0; i < n; ++i) {
+        iov[i].iov_base = vec[i].iov_base;
+        iov[i].iov_len = vec[i].iov_len;
+    }
+    return transport_->ops().writev(conn_, iov, n);
+}
+
 void Connection::flush()
 {
     if (!conn_) return;
     const tw_transport_ops &ops = transport_->ops();
     while (!output_.empty()) {
-        struct evbuffer_iovec vec[kMaxIov];
-        int n = evbuffer_peek(output_.raw(), -1, nullptr, vec, kMaxIov);
-        if (n > kMaxIov) n = kMaxIov;
-        struct iovec iov[kMaxIov];
-        for (int i = 0; i < n; ++i) {
-            iov[i].iov_base = vec[i].iov_base;
-            iov[i].iov_len = vec[i].iov_len;
-        }
-        ssize_t w = ops.writev(conn_, iov, n);
+        ssize_t w = writev_chunks(output_.raw());
         if (w == -EAGAIN) break;
         if (w < 0) {
             int err = static_cast<int>(w);

@@ -76,10 +76,13 @@ struct LoopImpl {
     bool deliver_pending()
     {
         bool any = false;
-        // A callback may attach or detach transports: iterate over a copy.
-        std::vector<PendingSource> now = sources;
-        for (const PendingSource &s : now)
+        // A callback may attach or detach transports: index, copy the entry
+        // before calling (no per-turn vector copy; a source skipped after a
+        // removal is served on the next turn).
+        for (size_t i = 0; i < sources.size(); ++i) {
+            PendingSource s = sources[i];
             if (s.ops->has_pending_data(s.tloop) > 0) s.ops->process_pending_data(s.tloop);
+        }
         for (const PendingSource &s : sources)
             if (s.ops->has_pending_data(s.tloop) > 0) any = true;
         return any;

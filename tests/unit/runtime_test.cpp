@@ -93,6 +93,43 @@ TEST_CASE("a runtime over TCP echoes 4 MiB across worker threads and then stops"
     CHECK(received == sent);
 }
 
+TEST_CASE("a Buffer written to an idle connection goes to the transport at once, the rest is queued",
+          "[runtime]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    size_t queued_small = 99, left_in_small = 99, queued_big = 0, left_in_big = 99;
+    const std::string big = pattern(32 << 20, 3); // more than any socket buffer takes at once
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        Buffer small;
+        small.append("ping", 4);
+        c->write(small);
+        left_in_small = small.size();
+        queued_small = c->output_queued(); // 0: written in this call, not on the next loop turn
+        Buffer large;
+        large.append(big.data(), big.size());
+        c->write(large);
+        left_in_big = large.size();
+        queued_big = c->output_queued();
+        c->close();
+    });
+    std::string received;
+    rt.connect({"127.0.0.1", listener->port()}, [&](const ConnectionPtr &c, const std::string &) {
+        REQUIRE(c);
+        c->on_data([&](Connection &, Buffer &in) { received += in.take(in.size()); });
+        c->on_close([&](Connection &, const CloseInfo &) { rt.stop(true); });
+    });
+    Watchdog dog(rt, 20000ms);
+    rt.run();
+    CHECK_FALSE(dog.fired);
+    CHECK(left_in_small == 0);
+    CHECK(queued_small == 0);
+    CHECK(left_in_big == 0);                  // write(Buffer&) always takes the whole buffer
+    CHECK(queued_big > 0);                    // what the socket refused waits in the queue
+    CHECK(queued_big < big.size());           // and what it took is gone from it
+    CHECK(received == "ping" + big);          // in order, nothing lost or doubled
+}
+
 TEST_CASE("connections are spread across the worker loops", "[runtime]")
 {
     Runtime rt(tcp_config(2));

@@ -107,6 +107,10 @@ private:
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
     void flush();
+    /// writev the first chunks of `buf` to the transport (no drain).
+    ssize_t writev_chunks(evbuffer *buf);
+    size_t reserve_size();
+    void adapt_reserve(size_t got, size_t reserved);
     void finish(int error, std::string reason, bool by_peer, bool defer_callback);
     void update_interest();
     void release_handlers();
@@ -142,6 +146,7 @@ private:
     bool want_write_ = false;
     bool release_pending_ = false;
     int callback_depth_ = 0;
+    size_t reserve_ = 0; ///< bytes the next read reserves (adapts to what reads bring)
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;
