@@ -153,7 +153,6 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t tx_head = 0;   ///< accepted from the application
     uint64_t tx_posted = 0; ///< handed to the device
     uint64_t tx_done = 0;   ///< covered by a signalled completion
-    uint64_t tx_signalled = 0; ///< tx_posted at the last signalled write
     bool sendbuf_out = false;
     bool wr_shut = false;
     int write_error = 0; ///< after the peer went away cleanly: -EPIPE

@@ -40,7 +40,7 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
     const Settings &s = cfg(c);
     uint64_t seq_after = c->wr_posted + count;
     bool signal = force_signal || seq_after - c->last_signal_seq >= s.sq_depth / 4 ||
-                  (c->tx_posted - c->tx_signalled) * 4 >= c->tx_size ||
+                  (c->tx_posted - c->tx_done) * 2 > c->tx_size ||
                   (c->ctrl_posted - c->ctrl_done) * 2 >= Settings::kCtrlSlots;
     if (signal) last->send_flags |= IBV_SEND_SIGNALED;
     ibv_send_wr *bad = nullptr;
@@ -52,7 +52,6 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
     c->wr_posted = seq_after;
     if (signal) {
         c->last_signal_seq = seq_after;
-        c->tx_signalled = c->tx_posted;
         c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted});
     }
     return true;
@@ -115,11 +114,11 @@ bool pump_data(tw_conn *c)
         }
         if (sq_free(c) < 3) return false; // keep room for a control message
         c->stalled = false;
-        // At most a quarter of the TX ring per message, each quarter signalled:
-        // its completion frees that quarter while the rest is on the wire,
-        // so a large write streams instead of waiting for the whole ring.
-        uint64_t quarter = std::max<uint64_t>(c->tx_size / 4, 1);
-        uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen, quarter});
+        // One message for everything accepted: each message costs the peer a
+        // completion and, every quarter ring, a CREDIT, and on rxe those
+        // costs, not bytes in flight, bound the rate (splitting 64 KiB writes
+        // into quarter-ring messages halved 64 KiB streaming, docs/benchmarks.md).
+        uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen});
         // Up to two WRITEs (the peer ring wraps), each with up to two SGEs
         // (our ring wraps); only the last carries the immediate.
         ibv_send_wr wrs[2]{};
