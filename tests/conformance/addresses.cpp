@@ -58,17 +58,20 @@ bool same_host(const sockaddr_storage &a, const sockaddr_storage &b)
     return x.sin_addr.s_addr == y.sin_addr.s_addr;
 }
 
-std::string to_text(const sockaddr_storage &addr)
+std::string host_text(const sockaddr_storage &addr)
 {
     char host[INET6_ADDRSTRLEN] = "?";
-    if (addr.ss_family == AF_INET6) {
+    if (addr.ss_family == AF_INET6)
         inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(&addr)->sin6_addr, host, sizeof host);
-        return "[" + std::string(host) + "]:" + std::to_string(port_of(addr));
-    }
-    if (addr.ss_family == AF_INET) {
+    else if (addr.ss_family == AF_INET)
         inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(&addr)->sin_addr, host, sizeof host);
-        return std::string(host) + ":" + std::to_string(port_of(addr));
-    }
+    return host;
+}
+
+std::string to_text(const sockaddr_storage &addr)
+{
+    if (addr.ss_family == AF_INET6) return "[" + host_text(addr) + "]:" + std::to_string(port_of(addr));
+    if (addr.ss_family == AF_INET) return host_text(addr) + ":" + std::to_string(port_of(addr));
     return "?";
 }
 

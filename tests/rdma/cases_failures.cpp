@@ -16,12 +16,6 @@ using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
 using namespace std::chrono_literals;
 
-static std::string server_ip_of(const sockaddr_storage &addr)
-{
-    std::string text = to_text(addr);
-    return text.substr(0, text.rfind(':'));
-}
-
 TEST_CASE("when the server's registered pool is exhausted a new connection is refused with the reason, and "
           "existing ones keep working",
           "[rdma][pool]")
@@ -30,7 +24,7 @@ TEST_CASE("when the server's registered pool is exhausted a new connection is re
     // A server process with room for exactly two connections.
     sockaddr_storage addr = context().server_address();
     std::string line;
-    pid_t child = start_child({"echo", server_ip_of(addr), "rdma.ring_size=64k", "rdma.send_buffer_size=32k",
+    pid_t child = start_child({"echo", host_text(addr), "rdma.ring_size=64k", "rdma.send_buffer_size=32k",
                                "rdma.pool_size=256k", "rdma.pool_max=256k"},
                               &line);
     REQUIRE(child > 0);
@@ -136,7 +130,7 @@ TEST_CASE("a peer killed mid-stream surfaces as a connection error, and its ring
     const char *server_ip = getenv("SOFTROCE_SERVER_IP");
     std::string line;
     sockaddr_storage addr = context().server_address();
-    pid_t child = start_child({"sink", server_ip_of(addr)}, &line);
+    pid_t child = start_child({"sink", host_text(addr)}, &line);
     REQUIRE(child > 0);
     INFO("child said: " << line << " (server ip " << (server_ip ? server_ip : "?") << ")");
     uint16_t port = static_cast<uint16_t>(std::atoi(line.c_str()));

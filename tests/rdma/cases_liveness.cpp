@@ -16,9 +16,8 @@ using namespace std::chrono_literals;
 static sockaddr_storage start_sink(pid_t *pid)
 {
     sockaddr_storage addr = context().server_address();
-    std::string text = to_text(addr);
     std::string line;
-    *pid = start_child({"sink", text.substr(0, text.rfind(':')), "rdma.keepalive_ms=100", "rdma.dead_peer_ms=60000"},
+    *pid = start_child({"sink", host_text(addr), "rdma.keepalive_ms=100", "rdma.dead_peer_ms=60000"},
                        &line);
     set_port(addr, static_cast<uint16_t>(std::atoi(line.c_str())));
     return addr;

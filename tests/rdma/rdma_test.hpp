@@ -35,6 +35,9 @@ public:
     std::string text() const;
 };
 
+/// Run `program` with `args` to its end; returns the exit status (or
+/// -signal) and its stdout + stderr.
+int run_program(const std::string &program, const std::vector<std::string> &args, std::string *output);
 /// Run this executable again as `--child MODE args...` and collect its
 /// output; returns the exit status (or -signal).
 int run_child(const std::vector<std::string> &args, std::string *output);

@@ -71,11 +71,11 @@ tw_transport_stats transport_stats(conformance::Env &env)
     return s;
 }
 
-/// fork + exec this executable as `--child args...`; its stdout (and stderr
-/// when `with_stderr`) go to the returned pipe.
-static pid_t spawn(const std::vector<std::string> &args, bool with_stderr, int *out_fd)
+/// fork + exec `program` with `args`; its stdout (and stderr when
+/// `with_stderr`) go to the returned pipe.
+static pid_t spawn(const std::string &program, const std::vector<std::string> &args, bool with_stderr, int *out_fd)
 {
-    std::vector<std::string> storage{"/proc/self/exe", "--child"};
+    std::vector<std::string> storage{program};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char *> argv;
     for (auto &s : storage) argv.push_back(const_cast<char *>(s.c_str()));
@@ -87,7 +87,7 @@ static pid_t spawn(const std::vector<std::string> &args, bool with_stderr, int *
         dup2(fds[1], 1);
         if (with_stderr) dup2(fds[1], 2);
         close(fds[0]);
-        execv("/proc/self/exe", argv.data());
+        execv(program.c_str(), argv.data());
         _exit(127);
     }
     close(fds[1]);
@@ -95,10 +95,18 @@ static pid_t spawn(const std::vector<std::string> &args, bool with_stderr, int *
     return pid;
 }
 
-int run_child(const std::vector<std::string> &args, std::string *output)
+/// This executable again, in a child mode (main.cpp dispatches `--child`).
+static std::vector<std::string> child_args(const std::vector<std::string> &args)
+{
+    std::vector<std::string> all{"--child"};
+    all.insert(all.end(), args.begin(), args.end());
+    return all;
+}
+
+int run_program(const std::string &program, const std::vector<std::string> &args, std::string *output)
 {
     int fd = -1;
-    pid_t pid = spawn(args, true, &fd);
+    pid_t pid = spawn(program, args, true, &fd);
     char buf[4096];
     ssize_t n;
     while ((n = read(fd, buf, sizeof buf)) > 0) output->append(buf, static_cast<size_t>(n));
@@ -108,10 +116,15 @@ int run_child(const std::vector<std::string> &args, std::string *output)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
+int run_child(const std::vector<std::string> &args, std::string *output)
+{
+    return run_program("/proc/self/exe", child_args(args), output);
+}
+
 pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 {
     int fd = -1;
-    pid_t pid = spawn(args, false, &fd);
+    pid_t pid = spawn("/proc/self/exe", child_args(args), false, &fd);
     char c;
     while (read(fd, &c, 1) == 1 && c != '\n') first_line->push_back(c);
     close(fd);
