@@ -29,10 +29,11 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
     tw_transport *t = ls->loop->t;
     std::string peer = peer_of(id);
     WireHello hello{};
-    std::string why = hello_from_wire(pdata, plen, &hello);
+    RejectReason reason{};
+    std::string why = hello_from_wire(pdata, plen, &hello, &reason);
     if (!why.empty()) {
         logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(), why.c_str());
-        reject(id, RejectReason::BadHello, "server: " + why);
+        reject(id, reason, "server: " + why);
         rdma_destroy_id(id);
         t->counters.handshakes_aborted += 1;
         return;

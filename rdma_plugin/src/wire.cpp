@@ -24,8 +24,9 @@ WireHello hello_to_wire(const WireHello &h)
     return w;
 }
 
-std::string hello_from_wire(const void *data, size_t len, WireHello *out)
+std::string hello_from_wire(const void *data, size_t len, WireHello *out, RejectReason *reason)
 {
+    if (reason) *reason = RejectReason::BadHello;
     if (!data || len < sizeof(WireHello)) return "no twinwire hello in the private data";
     WireHello w;
     std::memcpy(&w, data, sizeof w);
@@ -47,6 +48,7 @@ std::string hello_from_wire(const void *data, size_t len, WireHello *out)
         return why;
     }
     if (h.features & ~kFeaturesKnown) {
+        if (reason) *reason = RejectReason::Features;
         std::snprintf(why, sizeof why, "hello requires unknown features 0x%x", h.features & ~kFeaturesKnown);
         return why;
     }

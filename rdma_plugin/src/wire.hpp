@@ -99,9 +99,10 @@ inline Imm imm_decode(uint32_t v)
 }
 
 /// Encode / decode (all fields to / from big-endian).  decode_* return ""
-/// when valid, otherwise why not.
+/// when valid, otherwise why not (and, for a hello, the reason a server
+/// gives in its reject: Features for unknown required features, else BadHello).
 WireHello hello_to_wire(const WireHello &host_order);
-std::string hello_from_wire(const void *data, size_t len, WireHello *out);
+std::string hello_from_wire(const void *data, size_t len, WireHello *out, RejectReason *reason = nullptr);
 /// The version both sides speak, or 0.
 uint8_t negotiate(const WireHello &a, uint8_t own_min, uint8_t own_max);
 

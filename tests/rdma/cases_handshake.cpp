@@ -19,7 +19,7 @@ TEST_CASE("a client whose hello the server cannot accept is refused with the rea
     };
     const Probe probe = GENERATE(Probe{"garbage", "1", "no twinwire hello"},
                                  Probe{"version", "2", "no common protocol version: client speaks 9..9"},
-                                 Probe{"features", "1", "requires unknown features 0x80000000"});
+                                 Probe{"features", "3", "requires unknown features 0x80000000"});
     use_settings({});
     LogWatch logs;
     Env env(2);

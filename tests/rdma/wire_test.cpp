@@ -90,6 +90,18 @@ TEST_CASE("a malformed hello is refused with the reason", "[wire]")
     h = good_hello();
     h.features = 0x80;
     CHECK(check_hello(h).find("unknown features") != std::string::npos);
+    {
+        // The reject says which: unknown features, or a malformed hello.
+        WireHello wire = hello_to_wire(h), out{};
+        RejectReason reason{};
+        hello_from_wire(&wire, sizeof wire, &out, &reason);
+        CHECK(reason == RejectReason::Features);
+        h = good_hello();
+        h.magic = 1;
+        wire = hello_to_wire(h);
+        hello_from_wire(&wire, sizeof wire, &out, &reason);
+        CHECK(reason == RejectReason::BadHello);
+    }
     h = good_hello();
     h.ring_size = 5000;
     CHECK(check_hello(h).find("ring size") != std::string::npos);
