@@ -87,9 +87,9 @@ int main(int argc, char **argv)
     if (!ch) return fail("rdma_create_event_channel");
     rdma_cm_id *id = nullptr;
     if (rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP)) return fail("rdma_create_id");
-    if (rdma_resolve_addr(id, argc > 4 ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&dst), 5000))
-        return fail("rdma_resolve_addr");
+    sockaddr *source = argc > 4 ? reinterpret_cast<sockaddr *>(&src) : nullptr;
+    auto resolve = [&] { return rdma_resolve_addr(id, source, reinterpret_cast<sockaddr *>(&dst), 5000); };
+    if (resolve()) return fail("rdma_resolve_addr");
     // The kernel may need several address steps for a new neighbour.
     rdma_cm_event *ev = nullptr;
     for (int attempt = 0; attempt < 10; attempt++) {
@@ -97,9 +97,7 @@ int main(int argc, char **argv)
         if (!ev || ev->event != RDMA_CM_EVENT_ADDR_ERROR) break;
         rdma_ack_cm_event(ev);
         ev = nullptr;
-        if (rdma_resolve_addr(id, argc > 4 ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                              reinterpret_cast<sockaddr *>(&dst), 5000))
-            return fail("rdma_resolve_addr");
+        if (resolve()) return fail("rdma_resolve_addr");
     }
     if (!ev || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED) {
         std::printf("error: address not resolved (%s)\n", ev ? rdma_event_str(ev->event) : "no event");
