@@ -23,6 +23,7 @@ int stub_send_buf_submit(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_borrow(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_return(tw_conn *, tw_buf *, size_t) { return -EOPNOTSUPP; }
 int stub_ctrl(tw_transport *, tw_conn *, int, void *) { return -EOPNOTSUPP; }
+int stub_check_config(const tw_host *, char *, size_t) { return -EOPNOTSUPP; }
 
 template <class F> void fill(F &member, F stub)
 {
@@ -86,6 +87,7 @@ std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
     fill(out->recv_buf_borrow, stub_recv_buf_borrow);
     fill(out->recv_buf_return, stub_recv_buf_return);
     fill(out->ctrl, stub_ctrl);
+    fill(out->check_config, stub_check_config);
     return {};
 }
 

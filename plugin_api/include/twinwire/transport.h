@@ -349,6 +349,21 @@ struct tw_transport_ops {
     /** Rarely used operations (TW_CTRL_*); -EOPNOTSUPP for unknown ones.
      *  `conn` may be NULL for transport-wide operations, then `transport` is used. */
     int (*ctrl)(tw_transport *transport, tw_conn *conn, int op, void *data);
+
+    /* --- configuration ----------------------------------------------------- */
+
+    /**
+     * Validate this transport's configuration without init: look up every
+     * key under "<name>." with host->config_get and check its value, without
+     * opening devices, allocating pools or needing any library beyond libc,
+     * so that a mistake is found on every host and in every mode (also when
+     * this transport is not selected).  Returns 0, or -TW_ECONFIG with a
+     * one-line reason in `why` (key, value, origin, what was expected).  As
+     * with init, keys under the prefix that were never looked up are
+     * reported by the host as unknown.  Optional: when absent the host can
+     * check this transport's keys only at init.
+     */
+    int (*check_config)(const struct tw_host *host, char *why, size_t why_len);
 };
 
 #define TW_PLUGIN_INFO_VERSION 1
@@ -417,7 +432,7 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_stats, connections_open) == 8, tw_tra
 TW_ABI_ASSERT(offsetof(struct tw_transport_stats, handshakes_aborted) == 32, tw_transport_stats_aborted);
 TW_ABI_ASSERT(offsetof(struct tw_transport_stats, quarantined_bytes) == 64, tw_transport_stats_quarantined);
 
-TW_ABI_ASSERT(sizeof(struct tw_transport_ops) == 288, tw_transport_ops_size);
+TW_ABI_ASSERT(sizeof(struct tw_transport_ops) == 296, tw_transport_ops_size);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, name) == 8, tw_ops_name);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, description) == 16, tw_ops_description);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, caps) == 24, tw_ops_caps);
@@ -453,6 +468,7 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_ops, send_buf_submit) == 256, tw_ops_
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, recv_buf_borrow) == 264, tw_ops_recv_buf_borrow);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, recv_buf_return) == 272, tw_ops_recv_buf_return);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, ctrl) == 280, tw_ops_ctrl);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, check_config) == 288, tw_ops_check_config);
 
 TW_ABI_ASSERT(sizeof(struct tw_plugin_info) == 40, tw_plugin_info_size);
 TW_ABI_ASSERT(offsetof(struct tw_plugin_info, abi_major) == 8, tw_plugin_info_abi_major);
