@@ -31,14 +31,30 @@ using namespace std::chrono_literals;
 namespace {
 thread_local int g_fail_alloc_in = 0;
 }
-void *operator new(std::size_t n)
+// Every plain form is replaced, so that all of them (and a sanitizer's
+// own) agree on malloc/free.
+namespace {
+void *allocate(std::size_t n) noexcept
 {
-    if (g_fail_alloc_in > 0 && --g_fail_alloc_in == 0) throw std::bad_alloc();
-    if (void *p = std::malloc(n ? n : 1)) return p;
+    if (g_fail_alloc_in > 0 && --g_fail_alloc_in == 0) return nullptr;
+    return std::malloc(n ? n : 1);
+}
+void *allocate_or_throw(std::size_t n)
+{
+    if (void *p = allocate(n)) return p;
     throw std::bad_alloc();
 }
+} // namespace
+void *operator new(std::size_t n) { return allocate_or_throw(n); }
+void *operator new[](std::size_t n) { return allocate_or_throw(n); }
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return allocate(n); }
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return allocate(n); }
 void operator delete(void *p) noexcept { std::free(p); }
+void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
 
