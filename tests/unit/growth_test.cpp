@@ -354,3 +354,29 @@ TEST_CASE("a host service that fails inside returns an error to the plugin and l
     CHECK(q.value == nullptr);
     CHECK(std::string(q.origin) == "unset");
 }
+
+TEST_CASE("a task that cannot be queued is refused with -ENOMEM, never run, and the plugin keeps its argument",
+          "[growth]")
+{
+    std::string why;
+    auto t = load("TW_TEST_PLUGIN_FUTURE", no_settings(), 0, &why);
+    REQUIRE(t);
+    Loop loop; // a fresh loop: queueing its first task allocates the queue
+    int ran = 0;
+    LogCapture logs;
+    future_run_in_loop q{loop.handle(), &ran, 1};
+    g_fail_alloc_in = 1;
+    int rc = t->ops().ctrl(t->handle(), nullptr, FUTURE_NAME, FUTURE_CTRL_RUN_IN_LOOP, &q, sizeof q);
+    g_fail_alloc_in = 0;
+    REQUIRE(rc == 0);
+    CHECK(q.rc == -ENOMEM);
+    auto lines = logs.from("loop");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].text.find("host service run_in_loop failed") != std::string::npos);
+    loop.run_once(0ms);
+    CHECK(ran == 0);
+
+    REQUIRE(t->ops().ctrl(t->handle(), nullptr, FUTURE_NAME, FUTURE_CTRL_RUN_IN_LOOP, &q, sizeof q) == 0);
+    CHECK(q.rc == 0);
+    CHECK(loop.run_until([&] { return ran == 1; }, 1000ms));
+}

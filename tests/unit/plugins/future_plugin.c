@@ -48,6 +48,8 @@ static int f_send_buf_get(tw_conn *c, size_t min_len, struct tw_buf *out)
     return conn_send_buf_get(c, min_len, out);
 }
 
+static void set_flag(void *arg) { *(int *)arg = 1; }
+
 static int f_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
     if (!ns) return tcp_ctrl(t, c, ns, op, data, len);
@@ -63,10 +65,12 @@ static int f_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void
         q->value = g_host->config_get(g_host, q->key, &q->origin);
         return 0;
     }
-    case FUTURE_CTRL_LOG:
-        if (!data || !g_host) return -EINVAL;
-        g_host->log(g_host, TW_LOG_WARN, "%s", (const char *)data);
+    case FUTURE_CTRL_RUN_IN_LOOP: {
+        struct future_run_in_loop *q = data;
+        if (!q || len < sizeof *q || !g_host) return -EINVAL;
+        q->rc = g_host->run_in_loop(q->loop, set_flag, q->ran);
         return 0;
+    }
     default: return -EOPNOTSUPP;
     }
 }
