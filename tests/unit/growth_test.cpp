@@ -380,3 +380,19 @@ TEST_CASE("a task that cannot be queued is refused with -ENOMEM, never run, and 
     CHECK(q.rc == 0);
     CHECK(loop.run_until([&] { return ran == 1; }, 1000ms));
 }
+
+TEST_CASE("a member is present only when the whole of it fits in size, as abi.h says", "[growth]")
+{
+    tw_host host{};
+    const uint32_t at = offsetof(tw_host, vlog);
+    host.size = at;
+    CHECK(!TW_HAS_MEMBER(&host, tw_host, vlog));
+    host.size = at + sizeof(host.vlog) - 1; // part of it: absent
+    CHECK(!TW_HAS_MEMBER(&host, tw_host, vlog));
+    host.size = at + sizeof(host.vlog);
+    CHECK(TW_HAS_MEMBER(&host, tw_host, vlog));
+    // The 1.0 minimum ends where the 1.1 member starts.
+    CHECK(TW_HOST_SIZE_V1 == at);
+    host.size = TW_HOST_SIZE_V1;
+    CHECK(TW_HAS_MEMBER(&host, tw_host, in_loop_thread));
+}
