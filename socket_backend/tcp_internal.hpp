@@ -114,6 +114,8 @@ extern const tw_transport_ops kOps;
 
 // tcp_config.cpp
 int read_settings(const tw_host *host, Settings *out, char *why, size_t why_len);
+/// check_config: read_settings without a transport, on any host.
+int check_settings(const tw_host *host, char *why, size_t why_len);
 
 // tcp_conn.cpp: lifecycle and event delivery
 tw_conn *conn_new(tw_transport_loop *tloop, int fd, ConnState state);

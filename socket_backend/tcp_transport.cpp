@@ -178,6 +178,7 @@ const tw_transport_ops kOps = {
     conn_recv_buf_borrow,
     conn_recv_buf_return,
     tcp_ctrl,
+    check_settings,
 };
 
 } // namespace twinwire::tcp

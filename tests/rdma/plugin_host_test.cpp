@@ -1,28 +1,25 @@
 // SPDX-License-Identifier: MIT
 // rdma-plugin-host-tests: the built RDMA plugin on this host, which has no
 // RDMA device.  dlopen'ed as the framework does, driven through its vtable
-// with a minimal host table (config and log only: nothing here reaches a
-// loop).  Run twice: as is (rdma-core installed), and by
+// with a minimal host table (tests/plugin_host_fake.hpp).  Run twice: as is (rdma-core installed), and by
 // without_rdma_core.sh with libibverbs.so.1 or librdmacm.so.1 hidden, which
 // sets TW_TEST_HIDDEN_SONAME and selects the [without-rdma-core] cases.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
-#include <twinwire/transport.h>
+#include "../plugin_host_fake.hpp"
 
 #include <dlfcn.h>
 
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <string>
 
 namespace {
 
-const char *const kOrigin = "test.conf:7";
+using twinwire::testing::FakeHost;
+const char *const kOrigin = FakeHost::kOrigin;
 
 // Every key the plugin documents (docs/rdma-design.md, section 10).
 const std::map<std::string, std::string> kEveryKeyValid = {
@@ -34,73 +31,18 @@ const std::map<std::string, std::string> kEveryKeyValid = {
     {"rdma.port", "1"},             {"rdma.gid_index", "3"},
 };
 
-struct FakeHost {
-    tw_host table{};
-    std::map<std::string, std::string> config;
-    std::set<std::string> looked_up;
-    std::string log;
-};
-
-const char *config_get(const tw_host *host, const char *key, const char **origin)
-{
-    auto *h = static_cast<FakeHost *>(host->host_data);
-    h->looked_up.insert(key);
-    if (origin) *origin = kOrigin;
-    auto it = h->config.find(key);
-    return it == h->config.end() ? nullptr : it->second.c_str();
-}
-
-void log_line(const tw_host *host, int, const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    static_cast<FakeHost *>(host->host_data)->log += std::string(line) + "\n";
-}
-
-int log_enabled(const tw_host *, int) { return 1; }
-
-struct Host : FakeHost {
-    explicit Host(std::map<std::string, std::string> settings)
-    {
-        config = std::move(settings);
-        table.size = sizeof table;
-        table.version = TW_HOST_VERSION;
-        table.host_data = static_cast<FakeHost *>(this);
-        table.config_get = config_get;
-        table.log = log_line;
-        table.log_enabled = log_enabled;
-    }
-};
-
 // The plugin, loaded once for the process as the framework loads it.
 const tw_transport_ops &plugin()
 {
-    static const tw_transport_ops *ops = [] {
-        const char *path = std::getenv("TW_TEST_RDMA_PLUGIN");
-        if (!path) FAIL("TW_TEST_RDMA_PLUGIN is not set (meson sets it to the built plugin)");
-        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (!lib) FAIL("dlopen " << path << ": " << dlerror());
-        auto entry = reinterpret_cast<tw_plugin_entry_fn>(dlsym(lib, TW_PLUGIN_ENTRY_SYMBOL));
-        if (!entry) FAIL(path << " has no " << TW_PLUGIN_ENTRY_SYMBOL);
-        const tw_plugin_info *info = entry(TW_ABI_MAJOR, TW_ABI_MINOR);
-        if (!info || !info->ops) FAIL(path << " refused ABI " << TW_ABI_MAJOR);
-        return info->ops;
-    }();
-    REQUIRE(ops->size >= offsetof(tw_transport_ops, check_config) + sizeof ops->check_config);
-    REQUIRE(ops->check_config != nullptr);
-    return *ops;
+    static const tw_transport_ops &ops = twinwire::testing::load_plugin_ops(std::getenv("TW_TEST_RDMA_PLUGIN"));
+    REQUIRE(ops.size >= offsetof(tw_transport_ops, check_config) + sizeof ops.check_config);
+    REQUIRE(ops.check_config != nullptr);
+    return ops;
 }
 
 int check(const std::map<std::string, std::string> &settings, std::string *why = nullptr)
 {
-    Host host(settings);
-    char reason[512] = "";
-    int rc = plugin().check_config(&host.table, reason, sizeof reason);
-    if (why) *why = reason;
-    return rc;
+    return twinwire::testing::check_config(plugin(), settings, why);
 }
 
 bool in_process(const char *soname)
@@ -132,7 +74,7 @@ TEST_CASE("loading the RDMA plugin and checking its settings load no rdma-core l
 TEST_CASE("check_config accepts valid rdma.* settings and looks up every rdma.* key", "[any]")
 {
     CHECK(check({}) == 0);
-    Host host(kEveryKeyValid);
+    FakeHost host(kEveryKeyValid);
     char why[512] = "";
     CHECK(plugin().check_config(&host.table, why, sizeof why) == 0);
     INFO(why);
@@ -191,7 +133,7 @@ TEST_CASE("init refuses a bad rdma.* value as check_config does, before it looks
     const std::map<std::string, std::string> bad = {{"rdma.ring_size", "100k"}};
     std::string checked;
     REQUIRE(check(bad, &checked) == -TW_ECONFIG);
-    Host host(bad);
+    FakeHost host(bad);
     tw_transport *t = nullptr;
     char why[512] = "";
     int rc = plugin().init(&host.table, &t, why, sizeof why);
@@ -204,7 +146,7 @@ TEST_CASE("with rdma-core installed, init opens it itself and refuses only for w
           "[with-rdma-core]")
 {
     REQUIRE(hidden_soname().empty());
-    Host host(kEveryKeyValid);
+    FakeHost host(kEveryKeyValid);
     host.config.erase("rdma.device"); // any device, had this host one
     host.config.erase("rdma.gid_index");
     tw_transport *t = nullptr;
@@ -230,7 +172,7 @@ TEST_CASE("without rdma-core the plugin loads, checks its settings, and init and
     const std::string package = soname.substr(0, soname.find(".so")) + "1";
     CHECK(check(kEveryKeyValid) == 0);
 
-    Host host({});
+    FakeHost host({});
     tw_transport *t = nullptr;
     char why[512] = "";
     int rc = plugin().init(&host.table, &t, why, sizeof why);
