@@ -56,7 +56,7 @@ int read_settings(const tw_host *host, Settings *out, char *why, size_t why_len)
     return 0;
 }
 
-int check_settings(const tw_host *host, char *why, size_t why_len)
+int tcp_check_config(const tw_host *host, char *why, size_t why_len)
 {
     if (!host || !host->config_get) return -EINVAL;
     Settings unused;
