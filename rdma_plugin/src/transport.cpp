@@ -75,7 +75,7 @@ void transport_fini(tw_transport *t) { delete t; }
 
 int transport_check_config(const tw_host *host, char *why, size_t why_len)
 {
-    if (!host || !host->config_get) return -EINVAL;
+    if (!host || !TW_HAS_MEMBER(host, tw_host, config_get) || !host->config_get) return -EINVAL;
     Settings unused;
     std::string reason;
     int rc = load_settings(host, &unused, &reason);
