@@ -8,6 +8,7 @@
  *   VARIANT_INIT_REFUSES   init refuses with -TW_ENODEVICE and a reason
  *   VARIANT_NEEDS_GONE     links a library that is not there at run time
  *   VARIANT_NO_ENTRY       exports nothing at all
+ *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
  * None of them moves data: the loader never gets that far with them, except
  * VARIANT_INIT_REFUSES, whose init is the point.
  */
@@ -55,6 +56,9 @@ static const struct tw_transport_ops t_ops = {
     .version = TW_TRANSPORT_OPS_VERSION,
     .name = "rdma",
     .description = "loader test plugin",
+#ifdef VARIANT_HALF_CLOSE_NO_SHUTDOWN
+    .caps = TW_CAP_HALF_CLOSE,
+#endif
     .init = t_init,
     .fini = t_fini,
     .loop_attach = t_loop_attach,
