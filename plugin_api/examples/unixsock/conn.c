@@ -100,7 +100,7 @@ int us_conn_connect(struct tw_transport_loop *tl, const struct tw_connect_params
     tw_conn *c;
     int fd, rc;
     *out = NULL;
-    if (!p || p->size < offsetof(struct tw_connect_params, flags)) return -EINVAL;
+    if (!p || p->size < TW_CONNECT_PARAMS_SIZE_V1) return -EINVAL;
     rc = us_check_inet(p->addr, p->addrlen);
     if (rc < 0) return rc;
     memcpy(&to, p->addr, sizeof to);

@@ -75,7 +75,7 @@ int us_listen(struct tw_transport_loop *tl, const struct tw_listen_params *p, tw
     tw_listener *l;
     int fd, rc;
     *out = NULL;
-    if (!p || p->size < offsetof(struct tw_listen_params, arg) + sizeof p->arg || !p->on_incoming) return -EINVAL;
+    if (!p || p->size < TW_LISTEN_PARAMS_SIZE_V1 || !p->on_incoming) return -EINVAL;
     if ((rc = us_check_inet(p->addr, p->addrlen)) < 0) return rc;
     if (!(l = calloc(1, sizeof *l))) return -ENOMEM;
     l->tloop = tl;

@@ -46,9 +46,15 @@ static int us_check_config(const struct tw_host *host, char *why, size_t why_len
 static int us_init(const struct tw_host *host, tw_transport **out, char *why, size_t why_len)
 {
     struct stat st;
-    tw_transport *t = calloc(1, sizeof *t);
+    tw_transport *t;
     int rc;
-    if (!t) return -ENOMEM;
+    /* Growth rules (abi.h): any host table from the ABI 1.0 size up. */
+    if (host->size < TW_HOST_SIZE_V1) {
+        snprintf(why, why_len, "the host's table is %u bytes, smaller than the %u of ABI 1.0", (unsigned)host->size,
+                 (unsigned)TW_HOST_SIZE_V1);
+        return -TW_EABI;
+    }
+    if (!(t = calloc(1, sizeof *t))) return -ENOMEM;
     t->host = host;
     rc = read_dir(host, t->dir, sizeof t->dir, why, why_len);
     if (rc == 0 && mkdir(t->dir, 0700) < 0 && errno != EEXIST) rc = -errno;
