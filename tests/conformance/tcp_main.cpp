@@ -10,6 +10,7 @@
 #include "netns.hpp"
 
 #include <twinwire/config.hpp>
+#include <tw_socket_backend.h>
 
 #include <cstdio>
 #include <cstring>
