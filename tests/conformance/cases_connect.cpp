@@ -164,7 +164,7 @@ TEST_CASE("invalid parameters are refused at once with -EINVAL and create nothin
         cp.addrlen = 2;
         CHECK(ops.connect(env.tloop(), &cp, &conn) == -EINVAL);
     }
-    SECTION("connect with a parameter block smaller than version 1")
+    SECTION("connect with a parameter block smaller than ABI 1.0's")
     {
         cp.addr = as_sockaddr(addr);
         cp.addrlen = address_length(addr);

@@ -58,7 +58,10 @@ static int us_init(const struct tw_host *host, tw_transport **out, char *why, si
     t->host = host;
     rc = read_dir(host, t->dir, sizeof t->dir, why, why_len);
     if (rc == 0 && mkdir(t->dir, 0700) < 0 && errno != EEXIST) rc = -errno;
-    if (rc == 0 && (stat(t->dir, &st) < 0 || !S_ISDIR(st.st_mode))) rc = -ENOTDIR;
+    /* Not a symlink, and ours: in a shared /tmp someone else could have made it first. */
+    if (rc == 0 && lstat(t->dir, &st) < 0) rc = -errno;
+    if (rc == 0 && !S_ISDIR(st.st_mode)) rc = -ENOTDIR;
+    if (rc == 0 && st.st_uid != getuid()) rc = -EPERM;
     if (rc < 0) {
         if (rc != -TW_ECONFIG)
             snprintf(why, why_len, "cannot use %s as the socket directory: %s (set %s)", t->dir, strerror(-rc),

@@ -60,9 +60,9 @@
  * negative TW_E* code on failure, -EAGAIN for "not now".  The codes the
  * conformance cases accept are written at each operation below; in short:
  *  - connect/listen with no address, an address length too short for its
- *    family (addrlen 2 for AF_INET), a parameter block smaller than version
- *    1, or listen without on_incoming: -EINVAL at once, nothing created.
- *    A family the transport does not speak: -EAFNOSUPPORT.
+ *    family (addrlen 2 for AF_INET), a parameter block smaller than
+ *    its TW_*_PARAMS_SIZE_V1, or listen without on_incoming: -EINVAL at
+ *    once, nothing created.  A family the transport does not speak: -EAFNOSUPPORT.
  *  - listen on an address and port in use: -EADDRINUSE.
  *  - connect where nothing listens: TW_EV_ERROR with -ECONNREFUSED; never
  *    answered: TW_EV_ERROR with -ETIMEDOUT.  After TW_EV_ERROR, read returns
@@ -298,7 +298,7 @@ struct tw_transport_ops {
 
     /** [required] Bind and listen on `tloop`.  Returns 0 and *out, or a
      *  negative code: -EINVAL (no address, one too short for its family,
-     *  no on_incoming, params->size below version 1), -EADDRINUSE,
+     *  no on_incoming, params->size below TW_LISTEN_PARAMS_SIZE_V1), -EADDRINUSE,
      *  -EADDRNOTAVAIL, -EAFNOSUPPORT, -TW_ENODEVICE, ... */
     int (*listen)(tw_transport_loop *tloop, const struct tw_listen_params *params, tw_listener **out);
     /**
@@ -325,7 +325,7 @@ struct tw_transport_ops {
      * timeout_ms, -EHOSTUNREACH, -TW_EPEERPROTO, ...), from the loop even
      * when it is known at once.  Returns 0 and *out, or a negative code when
      * it cannot even start: -EINVAL for no address, an addrlen too short for
-     * its family or params->size below version 1, -EAFNOSUPPORT, ...
+     * its family or params->size below TW_CONNECT_PARAMS_SIZE_V1, -EAFNOSUPPORT, ...
      */
     int (*connect)(tw_transport_loop *tloop, const struct tw_connect_params *params, tw_conn **out);
     /** [required] Set the one callback.  Call it before returning to the loop. */
