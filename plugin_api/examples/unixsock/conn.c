@@ -120,7 +120,11 @@ int us_conn_connect(struct tw_transport_loop *tl, const struct tw_connect_params
         fail(c, -ECONNREFUSED, "connect", "the listener's backlog is full");
     else
         fail(c, rc, "connect", "check unixsock.dir and its permissions");
-    if (c->error) set_error_text(c, "%s (%s)", c->last_error, tried);
+    if (c->error) {
+        char text[US_ERROR_LEN];
+        snprintf(text, sizeof text, "%s", c->last_error);
+        set_error_text(c, "%s (%s)", text, tried);
+    }
     if ((rc = conn_watch(c)) < 0) {
         close(fd);
         free(c);

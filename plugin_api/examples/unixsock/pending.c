@@ -55,9 +55,8 @@ int us_process_pending_data(struct tw_transport_loop *tl)
     int called = 0;
     /* One pass over what is queued now; a callback may close any of them
      * (close unlinks) or queue more (next pass). */
-    tw_conn *batch = tl->pending_head;
     int n = 0;
-    for (tw_conn *c = batch; c; c = c->next) n++;
+    for (tw_conn *c = tl->pending_head; c; c = c->next) n++;
     while (n-- > 0 && tl->pending_head) {
         tw_conn *c = tl->pending_head;
         uint32_t events = c->pending;
