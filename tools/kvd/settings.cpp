@@ -22,6 +22,9 @@ Settings Settings::from(const twinwire::Config &config)
     Settings s;
     s.maxclients = static_cast<size_t>(config.get_int("kvd.maxclients"));
     s.limits.max_request = static_cast<size_t>(config.get_size("kvd.max_request_size"));
+    // One reply larger than the connection may queue could never be sent:
+    // it is refused while it is built instead.
+    s.limits.max_reply = config.write_buffer_limit();
     s.pidfile = config.get("kvd.pidfile");
     s.daemonize = config.get_bool("kvd.daemonize");
     // A value stored must fit in a reply: GET of it would otherwise close
