@@ -6,7 +6,9 @@ namespace kvd {
 void define_keys(twinwire::Config &config)
 {
     using namespace twinwire;
-    config.define({"kvd.maxclients", "10000", "clients served at once; more are refused with an error",
+    config.define({"kvd.maxclients", "10000",
+                   "clients served at once (lowered at start-up to what the open-file limit allows); more are "
+                   "refused with an error",
                    check::integer(1, 1000000)});
     config.define({"kvd.max_request_size", "32M",
                    "largest request (all its arguments); a client sending more is cut off",
