@@ -229,7 +229,8 @@ if start slow --set write_buffer_limit=4M --set kvd.max_request_size=1M; then
     out=$(probe $S --repeat 100 --pace-ms 5 --hold-reading-ms 1500 --quiet GET big 2>&1)
     same "a client that reads late gets every reply: reading pauses instead of queueing past the limit" \
         "$out" "replies: 100"
-    same "no client of that daemon was cut off" "$(grep -c 'WARN' "$WORK/slow.log")" "0"
+    # The WARN lines themselves, so that a failure shows what was logged.
+    same "no client of that daemon was cut off" "$(grep 'WARN' "$WORK/slow.log")" ""
     kill -TERM "$PID_slow"; wait "$PID_slow"
 else
     not_ok "a daemon with write_buffer_limit = 4M starts"
