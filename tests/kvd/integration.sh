@@ -148,6 +148,8 @@ same "a malformed request gets an error and the connection is closed" \
     "$(raw $P close 'PING\r\n*1\r\n$x\r\nPING\r\n')" $'PONG\nERR Protocol error: invalid bulk length'
 has "the cut-off is logged with its reason" "$(cat "$WORK/main.log")" \
     'WARN \[kvd\] client .* Protocol error: invalid bulk length; closing the connection'
+same "requests sent together with end-of-stream get their replies before the server closes (nc -N)" \
+    "$(printf 'PING\r\n*1\r\n$4\r\nPING\r\n' | probe $P --stdin --half-close)" $'PONG\nPONG'
 big=$(head -c 100000 /dev/zero | tr '\0' x)
 out=$(raw $P close "*3\r\n\$3\r\nSET\r\n\$3\r\nbig\r\n\$100000\r\n$big\r\nPING\r\n")
 has "an oversized request is refused with the limit in the reply" "$out" \
