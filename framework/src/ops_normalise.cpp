@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Check a plugin's vtable and fill its optional members with stubs, so call
 // sites never test for NULL (the rdma-core dummy_ops idea).
-#include <twinwire/transport.hpp>
+#include "ops_normalise.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -22,7 +22,7 @@ int stub_send_buf_get(tw_conn *, size_t, tw_buf *) { return -EOPNOTSUPP; }
 int stub_send_buf_submit(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_borrow(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_return(tw_conn *, tw_buf *, size_t) { return -EOPNOTSUPP; }
-int stub_ctrl(tw_transport *, tw_conn *, int, void *) { return -EOPNOTSUPP; }
+int stub_ctrl(tw_transport *, tw_conn *, const char *, uint32_t, void *, size_t) { return -EOPNOTSUPP; }
 int stub_check_config(const tw_host *, char *, size_t) { return -EOPNOTSUPP; }
 
 template <class F> void fill(F &member, F stub)
@@ -35,12 +35,13 @@ template <class F> void fill(F &member, F stub)
 std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
 {
     if (!ops) return "the plugin has no operations table";
-    const size_t header = offsetof(tw_transport_ops, init);
-    if (ops->size < header)
-        return "operations table is " + std::to_string(ops->size) + " bytes, smaller than its " +
-               std::to_string(header) + "-byte header";
-    if (ops->version == 0) return "operations table has version 0";
-    // Members past the plugin's size do not exist for it: they stay NULL here.
+    // Any table of ABI 1 will do, smaller or larger than this host's: the
+    // whole 1.0 table must be there, members past the plugin's size do not
+    // exist for it (they stay NULL here, then get stubs), and members this
+    // host does not know are never looked at.  `version` decides nothing.
+    if (ops->size < TW_TRANSPORT_OPS_SIZE_V1)
+        return "operations table is " + std::to_string(ops->size) + " bytes, smaller than the " +
+               std::to_string(TW_TRANSPORT_OPS_SIZE_V1) + " bytes of ABI 1.0";
     std::memset(out, 0, sizeof *out);
     std::memcpy(out, ops, ops->size < sizeof *out ? ops->size : sizeof *out);
     out->size = sizeof *out;
@@ -71,6 +72,26 @@ std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
     };
     for (const Required &r : required)
         if (!r.fn) return std::string("missing required operation '") + r.name + "'";
+
+    // A capability is a promise about operations: refuse one made without them.
+    struct Claimed {
+        uint64_t cap;
+        const char *cap_name;
+        const void *fn;
+        const char *name;
+    };
+    const Claimed claimed[] = {
+        {TW_CAP_HALF_CLOSE, "TW_CAP_HALF_CLOSE", reinterpret_cast<const void *>(out->shutdown), "shutdown"},
+        {TW_CAP_PENDING_DATA, "TW_CAP_PENDING_DATA", reinterpret_cast<const void *>(out->has_pending_data), "has_pending_data"},
+        {TW_CAP_PENDING_DATA, "TW_CAP_PENDING_DATA", reinterpret_cast<const void *>(out->process_pending_data), "process_pending_data"},
+        {TW_CAP_ZERO_COPY_SEND, "TW_CAP_ZERO_COPY_SEND", reinterpret_cast<const void *>(out->send_buf_get), "send_buf_get"},
+        {TW_CAP_ZERO_COPY_SEND, "TW_CAP_ZERO_COPY_SEND", reinterpret_cast<const void *>(out->send_buf_submit), "send_buf_submit"},
+        {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_borrow), "recv_buf_borrow"},
+        {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_return), "recv_buf_return"},
+    };
+    for (const Claimed &c : claimed)
+        if ((out->caps & c.cap) && !c.fn)
+            return std::string("claims ") + c.cap_name + " without the operation '" + c.name + "'";
 
     fill(out->probe, stub_probe);
     fill(out->describe, stub_describe);

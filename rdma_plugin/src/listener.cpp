@@ -72,7 +72,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
 {
-    if (!p || p->size < sizeof(tw_listen_params) || !p->addr || !p->on_incoming) return -EINVAL;
+    if (!p || p->size < TW_LISTEN_PARAMS_SIZE_V1 || !p->addr || !p->on_incoming) return -EINVAL;
     if (!(p->addr->sa_family == AF_INET && p->addrlen >= sizeof(sockaddr_in)) &&
         !(p->addr->sa_family == AF_INET6 && p->addrlen >= sizeof(sockaddr_in6)))
         return -EAFNOSUPPORT;
@@ -124,7 +124,7 @@ void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why)
          c->peer_text.c_str(), why);
     t->counters.handshakes_aborted += 1;
     c->listener = nullptr;
-    conn_teardown(c, true);
+    conn_teardown(c);
     c->host_closed = true; // never seen by the host
     c->reaped = true;
     ls->loop->reap.push_back(c);
@@ -146,7 +146,7 @@ int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
             reject(c->id, RejectReason::Resources, "server: cannot hand the connection to a loop");
             ls->loop->conns.insert(c);
             t->counters.handshakes_aborted += 1;
-            conn_teardown(c, true);
+            conn_teardown(c);
             c->host_closed = true;
             c->reaped = true;
             ls->loop->reap.push_back(c);
@@ -181,7 +181,7 @@ void listener_close(tw_listener *ls)
         reject(c->id, RejectReason::Shutdown, "server: listener closed");
         l->t->counters.handshakes_aborted += 1;
         c->listener = nullptr;
-        conn_teardown(c, true);
+        conn_teardown(c);
         c->host_closed = true;
         c->reaped = true;
         l->reap.push_back(c);

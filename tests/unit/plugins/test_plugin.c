@@ -8,6 +8,9 @@
  *   VARIANT_INIT_REFUSES   init refuses with -TW_ENODEVICE and a reason
  *   VARIANT_NEEDS_GONE     links a library that is not there at run time
  *   VARIANT_NO_ENTRY       exports nothing at all
+ *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
+ *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
+ *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
  * None of them moves data: the loader never gets that far with them, except
  * VARIANT_INIT_REFUSES, whose init is the point.
  */
@@ -51,10 +54,17 @@ static int t_get_error(tw_conn *c) { (void)c; return 0; }
 static const char *t_last_error(tw_conn *c) { (void)c; return ""; }
 
 static const struct tw_transport_ops t_ops = {
+#ifdef VARIANT_SMALL_OPS
+    .size = TW_TRANSPORT_OPS_SIZE_V1 - 8,
+#else
     .size = sizeof(struct tw_transport_ops),
+#endif
     .version = TW_TRANSPORT_OPS_VERSION,
     .name = "rdma",
     .description = "loader test plugin",
+#ifdef VARIANT_HALF_CLOSE_NO_SHUTDOWN
+    .caps = TW_CAP_HALF_CLOSE,
+#endif
     .init = t_init,
     .fini = t_fini,
     .loop_attach = t_loop_attach,
@@ -77,7 +87,11 @@ static const struct tw_transport_ops t_ops = {
 };
 
 static const struct tw_plugin_info t_info = {
+#ifdef VARIANT_SMALL_INFO
+    .size = TW_PLUGIN_INFO_SIZE_V1 - 8,
+#else
     .size = sizeof(struct tw_plugin_info),
+#endif
     .version = TW_PLUGIN_INFO_VERSION,
 #ifdef VARIANT_INFO_ABI2
     .abi_major = 2,
