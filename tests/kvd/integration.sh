@@ -229,7 +229,10 @@ if start slow --set write_buffer_limit=4M --set kvd.max_request_size=1M; then
     out=$(probe $S --repeat 100 --pace-ms 5 --hold-reading-ms 1500 --quiet GET big 2>&1)
     same "a client that reads late gets every reply: reading pauses instead of queueing past the limit" \
         "$out" "replies: 100"
-    same "no client of that daemon was cut off" "$(grep -c 'WARN' "$WORK/slow.log")" "0"
+    # (Where the open-file limit is below 10032, as in the guest, the start-up
+    # WARN lowering maxclients is expected: only other WARNs count.)
+    same "no client of that daemon was cut off" \
+        "$(grep 'WARN' "$WORK/slow.log" | grep -vc 'kvd\.maxclients lowered')" "0"
     kill -TERM "$PID_slow"; wait "$PID_slow"
 else
     not_ok "a daemon with write_buffer_limit = 4M starts"
