@@ -180,17 +180,10 @@ uint64_t Server::total(std::atomic<uint64_t> LoopStats::*field) const
     return n;
 }
 
-uint64_t Server::total_commands() const
+uint64_t Server::total_session(std::atomic<uint64_t> SessionCounters::*field) const
 {
     uint64_t n = 0;
-    for (const auto &s : loop_stats_) n += s->session.commands.load(std::memory_order_relaxed);
-    return n;
-}
-
-uint64_t Server::total_protocol_errors() const
-{
-    uint64_t n = 0;
-    for (const auto &s : loop_stats_) n += s->session.protocol_errors.load(std::memory_order_relaxed);
+    for (const auto &s : loop_stats_) n += (s->session.*field).load(std::memory_order_relaxed);
     return n;
 }
 
