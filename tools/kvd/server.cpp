@@ -93,6 +93,7 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
     if (rdma) clients_rdma_.fetch_add(1);
     auto client = std::make_shared<Client>(*this, settings_.limits, stats.session, conn->peer_address(), rdma);
     client->session.connection = conn.get();
+    client->session.peer = client->peer;
     conn->set_context(client);
     Client *c = client.get(); // the connection owns it (context) for its whole life
     twinwire::Connection *cn = conn.get();
