@@ -50,10 +50,10 @@ still_serving() {
 
 echo "# twinwire-kvd against hostile clients"
 AS=$((1024 * 1024 * 1024))
-# AddressSanitizer reserves terabytes of shadow memory: an address-space
-# limit cannot apply to a sanitized build.
-if grep -q __asan_init "$KVD"; then
-    echo "# SKIP of the address-space cases: $KVD is built with AddressSanitizer"
+# AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory:
+# an address-space limit cannot apply to a sanitized build.
+if grep -qE '__(asan|tsan)_init' "$KVD"; then
+    echo "# SKIP of the address-space cases: $KVD is built with a sanitizer (its shadow memory needs the address space)"
     AS=
 fi
 
