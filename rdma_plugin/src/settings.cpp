@@ -44,15 +44,6 @@ size_t Settings::block_size() const
     return (raw + 4095) & ~size_t(4095);
 }
 
-uint64_t Settings::quarantine_ns() const
-{
-    // One local ACK timeout is 4.096 us * 2^qp_timeout; the peer may retry
-    // retry_count times after the first try.  Twice that, at least a second.
-    uint64_t ack_ns = 4096ull << qp_timeout;
-    uint64_t window = ack_ns * (retry_count + 1ull) * 2;
-    return window < 1000000000ull ? 1000000000ull : window;
-}
-
 namespace {
 
 class Reader {
