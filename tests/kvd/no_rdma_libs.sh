@@ -10,18 +10,19 @@
 #
 #   no_rdma_libs.sh KVD PROBE PLUGIN
 #
-# Exit 77 when the plugin was not built or no mount namespace can be made.
+# Skips (TAP "1..0 # SKIP why", exit 0: Meson reads a TAP test's exit 77 as
+# an error) when the plugin was not built or no mount namespace can be made.
 set -u
 KVD=$1 PROBE=$2 PLUGIN=${3:-}
 
 . "$(dirname "$0")/../hide-library.sh"
 if [ -z "$PLUGIN" ] || [ ! -f "$PLUGIN" ]; then
     echo "1..0 # SKIP the RDMA plugin is not built here (meson -Drdma, libibverbs-dev, librdmacm-dev)"
-    exit 77
+    exit 0
 fi
 if ! in_private_mount_namespace "$0" "$@"; then
     echo "1..0 # SKIP cannot make a private mount namespace here (unshare -m and unshare -r -m both failed)"
-    exit 77
+    exit 0
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kvd-no-rdma.XXXXXX")
