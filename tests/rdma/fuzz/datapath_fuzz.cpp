@@ -135,7 +135,8 @@ void hostile_ctrl(Side &s, FuzzedDataProvider &in)
         // semantic checks (credits, consumed, SHUTDOWN count).
         WireCtrl m{};
         m.version = s.c->version;
-        m.type = in.ConsumeIntegralInRange<uint8_t>(1, 4);
+        m.type = in.ConsumeIntegralInRange<uint8_t>(1, 5);
+        if (m.type == static_cast<uint8_t>(Ctrl::Ring)) m.rkey = in.ConsumeIntegral<uint32_t>();
         m.credits = in.ConsumeIntegralInRange<uint32_t>(0, 80);
         uint64_t base = in.ConsumeBool() ? s.c->r_consumed : s.c->r_written;
         m.consumed = base + in.ConsumeIntegralInRange<int64_t>(-8, 8);
@@ -161,8 +162,8 @@ void hostile_error(Side &s, FuzzedDataProvider &in)
 {
     s.tainted = true;
     ibv_wc wc{};
-    static const WrKind kinds[] = {WrKind::Recv, WrKind::Data, WrKind::Ctrl, WrKind::Fence};
-    wc.wr_id = make_wr_id(s.c->serial, kinds[in.ConsumeIntegralInRange(0, 3)], 0);
+    static const WrKind kinds[] = {WrKind::Recv, WrKind::Data, WrKind::Ctrl, WrKind::Fence, WrKind::Bind};
+    wc.wr_id = make_wr_id(s.c->serial, kinds[in.ConsumeIntegralInRange(0, 4)], 0);
     wc.status = static_cast<ibv_wc_status>(in.ConsumeIntegralInRange(1, 21));
     s.cq.push_back(wc);
     s.cq_seq.push_back(0);

@@ -131,7 +131,6 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     s.recv_bufs.reset(new uint8_t[size_t(shape.recv_depth) * kRecvBufSize]());
     s.ctrl_bufs.reset(new uint8_t[Settings::kCtrlSlots * kRecvBufSize]());
     s.block.lkey = key;
-    s.block.rkey = key + 1;
     s.qp.context = &g_ctx;
 
     tw_conn *c = new tw_conn;
@@ -152,7 +151,9 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->tx_size = shape.tx_size;
     c->recv_bufs = s.recv_bufs.get();
     c->ctrl_bufs = s.ctrl_bufs.get();
-    c->hello_sent = true;
+    // The ring's window is bound (ring_grant.cpp); its rkey stands for it.
+    c->grant.rkey = key + 1;
+    c->grant.bound = true;
 }
 
 } // namespace
@@ -166,9 +167,11 @@ void pair_init(Pair &p, const Shape &shape)
     init_side(p.b, "b", shape, 0x200);
     for (Side *s : {&p.a, &p.b}) {
         Side &o = peer_of(p, *s);
-        // What the peer's hello said (conn_setup.cpp: apply_peer).
+        // What the peer's hello and RING said (conn_setup.cpp: apply_peer,
+        // datapath.cpp: on_ctrl).
         s->c->peer.ring_addr = reinterpret_cast<uint64_t>(o.rx.get());
-        s->c->peer.rkey = o.block.rkey;
+        s->c->peer.rkey = o.c->grant.rkey;
+        s->c->peer_ring_known = true;
         s->c->peer.ring_size = shape.ring_size;
         s->c->peer.recv_depth = static_cast<uint16_t>(shape.recv_depth);
         s->c->peer.credit_reserve = static_cast<uint16_t>(shape.control_credits);
@@ -235,7 +238,7 @@ bool deliver_one(Pair &p, Side &from)
         auto *ring = to.rx.get();
         uint64_t addr = w.remote_addr;
         uint64_t base = reinterpret_cast<uint64_t>(ring);
-        bool inside = w.rkey == to.block.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
+        bool inside = w.rkey == to.c->grant.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
         expect(inside, from.name, "RDMA WRITE outside the peer's receive ring");
         if (!data.empty()) {
             if (honest) {
