@@ -113,8 +113,11 @@ run_extra_build() { # kind
   else
     configure "$dir" $(extra_options "$kind") || { broken+=("$dir: meson configuration failed"); return; }
     meson compile -C "$dir" || { broken+=("$dir: build failed"); return; }
+    # A race in a daemon the scripts start must end it (and fail the test),
+    # not only print to a log nobody reads; Meson sets ASAN/UBSAN_OPTIONS so.
     # shellcheck disable=SC2046 # a list of arguments
-    meson test -C "$dir" --no-rebuild --print-errorlogs $(suite_args "$dir" "${host_suites[@]}")
+    TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1} \
+      meson test -C "$dir" --no-rebuild --print-errorlogs $(suite_args "$dir" "${host_suites[@]}")
   fi
   rc=$?
   if [ -f "$dir/meson-logs/testlog.json" ]; then

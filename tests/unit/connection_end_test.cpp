@@ -4,6 +4,7 @@
 // own connection (the loop, the listener and the other clients go on).
 #include "log_capture.hpp"
 #include "socket_client.hpp"
+#include "tcp_config.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -18,16 +19,6 @@ using namespace twinwire;
 using namespace std::chrono_literals;
 
 namespace {
-
-Config tcp_config()
-{
-    Config c;
-    c.set("transport", "tcp");
-    c.set("threads", "1");
-    c.set("listen_port", "0");
-    c.set("log_level", "warn");
-    return c;
-}
 
 // Runs `client` on its own thread while the runtime serves on this one.
 template <class F> void serve_while(Runtime &rt, F client)
@@ -46,7 +37,7 @@ template <class F> void serve_while(Runtime &rt, F client)
 
 TEST_CASE("a request sent together with end-of-stream gets the reply the server defers to a timer", "[connection]")
 {
-    Runtime rt(tcp_config());
+    Runtime rt(tcp_config(1));
     rt.start();
     bool saw_eof_flag = false;
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
@@ -80,7 +71,7 @@ TEST_CASE("a request sent together with end-of-stream gets the reply the server 
 TEST_CASE("without an on_eof handler the replies written in on_data still reach a peer that half-closed",
           "[connection]")
 {
-    Runtime rt(tcp_config());
+    Runtime rt(tcp_config(1));
     rt.start();
     CloseInfo server_end;
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
@@ -106,7 +97,7 @@ TEST_CASE("an exception thrown by a data callback closes that connection only, s
           "[connection]")
 {
     LogCapture logs;
-    Runtime rt(tcp_config());
+    Runtime rt(tcp_config(1));
     rt.start();
     std::vector<CloseInfo> ends;
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
@@ -151,7 +142,7 @@ TEST_CASE("an exception thrown by a data callback closes that connection only, s
 TEST_CASE("an exception thrown by an accept handler or a timer is logged and the loop goes on", "[connection]")
 {
     LogCapture logs;
-    Runtime rt(tcp_config());
+    Runtime rt(tcp_config(1));
     rt.start();
     std::atomic<int> accepted{0};
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {

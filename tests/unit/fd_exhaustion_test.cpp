@@ -4,15 +4,15 @@
 // it must serve again by itself once descriptors are free.  The server is
 // this process with a low RLIMIT_NOFILE; the clients are a forked child.
 #include "log_capture.hpp"
+#include "socket_client.hpp"
+#include "tcp_config.hpp"
 
 #include <twinwire/runtime.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -59,18 +59,6 @@ rlim_t limit_leaving(int spare)
     return static_cast<rlim_t>(fd - 1);
 }
 
-int connect_to(uint16_t port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) return fd;
-    if (fd >= 0) ::close(fd);
-    return -1;
-}
-
 /// 1: echoed, 0: closed or reset, -1: nothing within the bound.
 int await_echo(int fd, const char *sent, int bound_ms)
 {
@@ -87,7 +75,7 @@ ClientReport run_clients(uint16_t port)
     std::vector<int> served;
     std::vector<int> fds;
     for (int i = 0; i < kClients; ++i) {
-        int fd = connect_to(port);
+        int fd = connect_loopback(port);
         if (fd >= 0 && send(fd, "ping", 4, MSG_NOSIGNAL) != 4) { ::close(fd); fd = -1; }
         fds.push_back(fd);
     }
@@ -101,7 +89,7 @@ ClientReport run_clients(uint16_t port)
     // The server closes its ends on our close; then it must take new clients.
     for (int attempt = 0; attempt < 30 && !r.served_after; ++attempt) {
         std::this_thread::sleep_for(200ms);
-        int fd = connect_to(port);
+        int fd = connect_loopback(port);
         if (fd < 0) continue;
         if (send(fd, "pong", 4, MSG_NOSIGNAL) == 4 && await_echo(fd, "pong", kReplyBoundMs) == 1) r.served_after = 1;
         ::close(fd);
@@ -136,12 +124,7 @@ TEST_CASE("a TCP server out of file descriptors closes the clients it cannot tak
           "[runtime][limits]")
 {
     LogCapture logs;
-    Config config;
-    config.set("transport", "tcp");
-    config.set("threads", "1");
-    config.set("listen_port", "0");
-    config.set("log_level", "warn");
-    Runtime rt(config);
+    Runtime rt(tcp_config(1));
     rt.start();
     auto listener = rt.listen({}, [](const ConnectionPtr &c) {
         c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });

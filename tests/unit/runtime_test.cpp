@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The runtime end to end over the built-in TCP backend: real loops, real sockets.
 #include "log_capture.hpp"
+#include "tcp_config.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -16,16 +17,6 @@ using namespace twinwire;
 using namespace std::chrono_literals;
 
 namespace {
-
-Config tcp_config(unsigned threads)
-{
-    Config c;
-    c.set("transport", "tcp");
-    c.set("threads", std::to_string(threads));
-    c.set("listen_port", "0");
-    c.set("log_level", "warn");
-    return c;
-}
 
 // Stops the runtime if a test hangs, and records that it had to.
 struct Watchdog {

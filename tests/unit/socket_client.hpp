@@ -12,21 +12,23 @@
 #include <cstdint>
 #include <string>
 
+/// A blocking socket connected to 127.0.0.1:port, or -1.
+inline int connect_loopback(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0) return fd;
+    if (fd >= 0) ::close(fd);
+    return -1;
+}
+
 struct SocketClient {
     int fd = -1;
 
-    explicit SocketClient(uint16_t port)
-    {
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
-            ::close(fd);
-            fd = -1;
-        }
-    }
+    explicit SocketClient(uint16_t port) : fd(connect_loopback(port)) {}
     ~SocketClient()
     {
         if (fd >= 0) ::close(fd);
