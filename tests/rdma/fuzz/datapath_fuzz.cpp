@@ -183,10 +183,7 @@ void drain(Pair &p)
         for (Side *s : {&p.a, &p.b})
             while (poll_one(p, *s)) moved = true;
         check_invariants(p);
-        if (!moved) {
-            if (getenv("TW_FUZZ_DEBUG")) fprintf(stderr, "drain rounds %d\n", round);
-            break;
-        }
+        if (!moved) break;
     }
     bool honest = !p.a.tainted && !p.b.tainted;
     for (Side *s : {&p.a, &p.b}) {
