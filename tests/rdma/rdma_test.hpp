@@ -20,11 +20,21 @@ namespace twinwire::rdmatest {
 /// Replace the transport under test by one created with these rdma.* keys
 /// (on top of the suite's defaults).  Empty map: the defaults.
 void use_settings(const std::map<std::string, std::string> &settings);
+/// True when the suite runs over the built-in TCP (fault-matrix --tcp).
+bool testing_tcp();
+/// The common main: `--child MODE ...` helpers, `--tcp` (built-in TCP on
+/// 127.0.0.1), else the SoftRoCE guest (77 outside it) across the wire or
+/// `--one-device`; the remaining arguments go to Catch2.
+int run_suite(int argc, char **argv);
 /// Load and init a separate transport with `settings`; nullptr and *why on refusal.
 std::unique_ptr<Transport> make_transport(const std::map<std::string, std::string> &settings, std::string *why);
 
 /// The transport's counters (TW_CTRL_GET_TRANSPORT_STATS).
 tw_transport_stats transport_stats(conformance::Env &env);
+
+/// What a daemon does: close the accepted connections of `server` (on
+/// `loop`) that failed or ended (end-of-stream, nothing left to send).
+void close_finished(conformance::Env &env, conformance::Server &server, unsigned loop);
 
 /// Counts log lines at WARN or worse while alive (and keeps their text).
 class LogWatch {
