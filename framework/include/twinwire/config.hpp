@@ -3,6 +3,8 @@
 // calls, validated against a schema of known keys.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,17 +17,17 @@ namespace twinwire {
 
 /// Thrown for unknown keys, bad values and unreadable files.  what() names the
 /// key, the value and where it came from ("twinwire.conf:12").
-class ConfigError : public std::runtime_error {
+class TW_API ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 enum class TransportMode { Auto, Tcp, Rdma };
-const char *to_string(TransportMode mode);
+TW_API const char *to_string(TransportMode mode);
 
 /// One known key.  `check` returns an empty string when the value is good,
 /// otherwise what is wrong with it ("expected an integer 1..1024").
-struct ConfigKey {
+struct TW_API ConfigKey {
     std::string name;          ///< "listen_port", "kvd.maxclients"
     std::string default_value; ///< as text; "" = unset
     std::string help;          ///< one line for --help and the docs
@@ -34,16 +36,16 @@ struct ConfigKey {
 
 /// Common validators for ConfigKey::check.
 namespace check {
-std::function<std::string(const std::string &)> integer(int64_t min, int64_t max);
-std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max); ///< 64k, 4M, 1G
-std::function<std::string(const std::string &)> one_of(std::vector<std::string> values);
-std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
-std::function<std::string(const std::string &)> any();
-std::function<std::string(const std::string &)> absolute_path_or_empty();
+TW_API std::function<std::string(const std::string &)> integer(int64_t min, int64_t max);
+TW_API std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max); ///< 64k, 4M, 1G
+TW_API std::function<std::string(const std::string &)> one_of(std::vector<std::string> values);
+TW_API std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
+TW_API std::function<std::string(const std::string &)> any();
+TW_API std::function<std::string(const std::string &)> absolute_path_or_empty();
 } // namespace check
 
 /// Where a value came from, for error messages.
-struct ConfigValue {
+struct TW_API ConfigValue {
     std::string value;
     std::string origin; ///< "default", "twinwire.conf:12", "environment TWINWIRE_X", "api"
 };
@@ -55,7 +57,7 @@ struct ConfigValue {
  * schema: they are kept as they are and checked by that transport when it
  * loads (it must look up every one of them; see unknown_keys_under()).
  */
-class Config {
+class TW_API Config {
 public:
     /// A config with the framework's own keys and their defaults.
     Config();
