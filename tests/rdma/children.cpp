@@ -86,23 +86,30 @@ int child_server(bool echo)
     return 0;
 }
 
-int child_runtime_echo(const std::string &mode, const std::string &ip)
+std::unique_ptr<Runtime> start_echo_runtime(const std::string &mode, const std::string &ip, uint16_t *port)
 {
-    // An echo server under the framework's Runtime (transport `mode`).
     Config c;
     c.set("transport", mode);
     c.set("listen_address", ip);
     c.set("listen_port", "0");
     c.set("threads", "1");
     c.set("log_level", "warn");
-    Runtime rt(c);
-    rt.start();
-    auto listener = rt.listen({}, [](const ConnectionPtr &conn) {
+    auto rt = std::make_unique<Runtime>(c);
+    rt->start();
+    auto listener = rt->listen({}, [](const ConnectionPtr &conn) {
         conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
     });
-    printf("%u\n", listener->port());
+    *port = listener->port();
+    return rt;
+}
+
+int child_runtime_echo(const std::string &mode, const std::string &ip)
+{
+    uint16_t port = 0;
+    auto rt = start_echo_runtime(mode, ip, &port);
+    printf("%u\n", port);
     fflush(stdout);
-    rt.run();
+    rt->run();
     return 0;
 }
 

@@ -14,14 +14,16 @@
 namespace twinwire::rdmatest {
 
 /// No wait in the matrix lasts longer: a hang is a failure, not a stall.
-/// dead_peer_ms (3 s) plus the emulated guest's slowness, with room.
+/// dead_peer_ms (6 s) plus the emulated guest's slowness, with room.
 constexpr std::chrono::milliseconds kFaultBound{60000};
 
 /// TW_FAULT_SEED when set, else a fresh one; printed either way so that a
 /// failing run can be repeated.
 uint64_t fault_seed();
 /// The transport under test with dead-peer detection lowered
-/// (rdma.keepalive_ms = 200, rdma.dead_peer_ms = 3000; nothing for TCP).
+/// (rdma.keepalive_ms = 300, rdma.dead_peer_ms = 6000: a silent peer is
+/// noticed in seconds, yet a live one in a loaded emulated guest is not
+/// mistaken for dead; nothing for TCP).
 void use_fault_settings();
 /// The same for a `--child echo` peer: "tcp" or the rdma.* arguments.
 std::vector<std::string> fault_child_settings();

@@ -55,22 +55,14 @@ pid_t spawn_quiet(const std::vector<std::string> &argv)
 /// An echo over TCP through a Runtime in this very process.
 std::string tcp_echo_in_process(const std::string &text)
 {
-    Config c;
-    c.set("transport", "tcp");
-    c.set("listen_address", "127.0.0.1");
-    c.set("listen_port", "0");
-    c.set("threads", "1");
-    Runtime rt(c);
-    rt.start();
-    auto listener = rt.listen({}, [](const ConnectionPtr &conn) {
-        conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
-    });
-    std::thread loop([&] { rt.run(); });
+    uint16_t port = 0;
+    auto rt = start_echo_runtime("tcp", "127.0.0.1", &port);
+    std::thread loop([&] { rt->run(); });
     std::string got;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
-    to.sin_port = htons(listener->port());
+    to.sin_port = htons(port);
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     timeval tv{10, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -81,7 +73,7 @@ std::string tcp_echo_in_process(const std::string &text)
         while (got.size() < text.size() && (n = read(fd, buf, sizeof buf)) > 0) got.append(buf, size_t(n));
     }
     close(fd);
-    rt.stop(false);
+    rt->stop(false);
     loop.join();
     return got;
 }

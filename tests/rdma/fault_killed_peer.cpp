@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
 
 using namespace twinwire::conformance;
@@ -81,6 +82,7 @@ TEST_CASE("a peer killed at random points during 1000 checksummed transfers: eve
     std::map<std::string, int> endings; ///< how interrupted transfers ended, for the summary
     uint64_t bytes = 0;
     size_t next_kill = 0;
+    std::optional<std::chrono::steady_clock::time_point> kill_time;
     int transfer = 0;
     while (transfer < kTransfers) {
         EchoPeer peer = start_echo_peer();
@@ -93,12 +95,14 @@ TEST_CASE("a peer killed at random points during 1000 checksummed transfers: eve
         for (; transfer < kTransfers; ++transfer) {
             size_t size = transfer_size(rng);
             std::string payload = make_payload(size, seed + uint64_t(transfer));
-            bool kill_here = next_kill < kill_at.size() && kill_at[next_kill] <= transfer;
-            auto kill_time = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us(rng));
+            // The kill is armed at its transfer and fires when its time comes,
+            // in that transfer or a later one: anywhere in the stream.
+            if (!kill_time && next_kill < kill_at.size() && kill_at[next_kill] <= transfer)
+                kill_time = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us(rng));
             client.send(payload);
             bool ended = env.run_until(
                 [&] {
-                    if (kill_here && peer.alive() && std::chrono::steady_clock::now() >= kill_time) {
+                    if (kill_time && peer.alive() && std::chrono::steady_clock::now() >= *kill_time) {
                         peer.kill_now();
                         ++kills;
                     }
@@ -120,6 +124,7 @@ TEST_CASE("a peer killed at random points during 1000 checksummed transfers: eve
                 ++completed;
                 ++transfer;
                 ++next_kill;
+                kill_time.reset();
                 break;
             }
             // Interrupted: what arrived is a prefix of what was sent, and the
@@ -142,6 +147,7 @@ TEST_CASE("a peer killed at random points during 1000 checksummed transfers: eve
             ++interrupted;
             ++transfer;
             ++next_kill;
+            kill_time.reset();
             break;
         }
         client.close();

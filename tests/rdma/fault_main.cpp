@@ -23,12 +23,12 @@ uint64_t fault_seed()
     return seed;
 }
 
-void use_fault_settings() { use_settings({{"rdma.keepalive_ms", "200"}, {"rdma.dead_peer_ms", "3000"}}); }
+void use_fault_settings() { use_settings({{"rdma.keepalive_ms", "300"}, {"rdma.dead_peer_ms", "6000"}}); }
 
 std::vector<std::string> fault_child_settings()
 {
     if (testing_tcp()) return {"tcp"};
-    return {"rdma.keepalive_ms=200", "rdma.dead_peer_ms=3000"};
+    return {"rdma.keepalive_ms=300", "rdma.dead_peer_ms=6000"};
 }
 
 } // namespace twinwire::rdmatest

@@ -9,6 +9,7 @@
 #include "../conformance/payload.hpp"
 
 #include <twinwire/config.hpp>
+#include <twinwire/runtime.hpp>
 #include <twinwire/log.hpp>
 
 #include <map>
@@ -58,7 +59,11 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 /// QPs the kernel reports for all devices (`rdma resource show`), or -1.
 long qp_count();
 
-/// Child modes (main.cpp dispatches to them).
+/// An echo server under the framework's Runtime (transport `mode`) on
+/// `ip`, started, not yet run; its port in *port.
+std::unique_ptr<Runtime> start_echo_runtime(const std::string &mode, const std::string &ip, uint16_t *port);
+
+/// Child modes (run_suite dispatches to them).
 int child_memlock();
 int child_no_device();
 int child_server(bool echo);
