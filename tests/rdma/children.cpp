@@ -86,7 +86,7 @@ int child_server(bool echo)
     return 0;
 }
 
-std::unique_ptr<Runtime> start_echo_runtime(const std::string &mode, const std::string &ip, uint16_t *port)
+EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip)
 {
     Config c;
     c.set("transport", mode);
@@ -94,22 +94,21 @@ std::unique_ptr<Runtime> start_echo_runtime(const std::string &mode, const std::
     c.set("listen_port", "0");
     c.set("threads", "1");
     c.set("log_level", "warn");
-    auto rt = std::make_unique<Runtime>(c);
-    rt->start();
-    auto listener = rt->listen({}, [](const ConnectionPtr &conn) {
+    EchoRuntime echo;
+    echo.rt = std::make_unique<Runtime>(c);
+    echo.rt->start();
+    echo.listener = echo.rt->listen({}, [](const ConnectionPtr &conn) {
         conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
     });
-    *port = listener->port();
-    return rt;
+    return echo;
 }
 
 int child_runtime_echo(const std::string &mode, const std::string &ip)
 {
-    uint16_t port = 0;
-    auto rt = start_echo_runtime(mode, ip, &port);
-    printf("%u\n", port);
+    EchoRuntime echo = start_echo_runtime(mode, ip);
+    printf("%u\n", echo.listener->port());
     fflush(stdout);
-    rt->run();
+    echo.rt->run();
     return 0;
 }
 

@@ -55,14 +55,13 @@ pid_t spawn_quiet(const std::vector<std::string> &argv)
 /// An echo over TCP through a Runtime in this very process.
 std::string tcp_echo_in_process(const std::string &text)
 {
-    uint16_t port = 0;
-    auto rt = start_echo_runtime("tcp", "127.0.0.1", &port);
-    std::thread loop([&] { rt->run(); });
+    EchoRuntime echo = start_echo_runtime("tcp", "127.0.0.1");
+    std::thread loop([&] { echo.rt->run(); });
     std::string got;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in to{};
     to.sin_family = AF_INET;
-    to.sin_port = htons(port);
+    to.sin_port = htons(echo.listener->port());
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     timeval tv{10, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -73,7 +72,7 @@ std::string tcp_echo_in_process(const std::string &text)
         while (got.size() < text.size() && (n = read(fd, buf, sizeof buf)) > 0) got.append(buf, size_t(n));
     }
     close(fd);
-    rt->stop(false);
+    echo.rt->stop(false);
     loop.join();
     return got;
 }
@@ -152,12 +151,12 @@ TEST_CASE("a device removed under live connections fails them with an error nami
         env.on_loop(1, [&] {
             for (Endpoint *e : doomed.endpoints) e->close();
         });
-        if (stage[0] == 'n' && env.run_until(deleted, std::chrono::milliseconds(5000)))
+        if (stage[0] == 'n' && env.run_until(deleted, std::chrono::milliseconds(2000)))
             stage = "once the failed connections were closed";
     }
     // The loops are gone (their CQs and registered pools with them).
     auto wait_deleted = [&](const char *when) {
-        for (int i = 0; i < 50 && stage[0] == 'n'; ++i) {
+        for (int i = 0; i < 20 && stage[0] == 'n'; ++i) {
             if (deleted()) stage = when;
             else usleep(100000);
         }

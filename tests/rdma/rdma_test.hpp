@@ -60,8 +60,12 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 long qp_count();
 
 /// An echo server under the framework's Runtime (transport `mode`) on
-/// `ip`, started, not yet run; its port in *port.
-std::unique_ptr<Runtime> start_echo_runtime(const std::string &mode, const std::string &ip, uint16_t *port);
+/// `ip`, started, not yet run.  It listens while `listener` lives.
+struct EchoRuntime {
+    std::unique_ptr<Runtime> rt;
+    std::shared_ptr<Listener> listener;
+};
+EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip);
 
 /// Child modes (run_suite dispatches to them).
 int child_memlock();
