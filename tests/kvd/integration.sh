@@ -71,14 +71,7 @@ start() {
     local log=$WORK/$name.log
     "$KVD" --port 0 --bind "$HOST" --transport "$TRANSPORT" --log-file "$log" \
         --pidfile "$WORK/$name.pid" "$@" 2>"$WORK/$name.stderr" &
-    local pid=$!
-    PIDS+=("$pid")
-    printf -v "PID_$name" %s "$pid"
-    if ! until_true 60 grep -qs ' serving on ' "$log"; then
-        echo "# $name did not start:"; sed 's/^/#   /' "$log" "$WORK/$name.stderr" 2>/dev/null
-        return 1
-    fi
-    printf -v "PORT_$name" %s "$(serving_port "$log")"
+    await_daemon "$name" $!
 }
 
 probe() { # probe PORT ARGS...: kvd-probe over the transport under test
