@@ -131,7 +131,6 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     s.recv_bufs.reset(new uint8_t[size_t(shape.recv_depth) * kRecvBufSize]());
     s.ctrl_bufs.reset(new uint8_t[Settings::kCtrlSlots * kRecvBufSize]());
     s.block.lkey = key;
-    s.block.rkey = key + 1;
     s.qp.context = &g_ctx;
 
     tw_conn *c = new tw_conn;
@@ -152,7 +151,10 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->tx_size = shape.tx_size;
     c->recv_bufs = s.recv_bufs.get();
     c->ctrl_bufs = s.ctrl_bufs.get();
-    c->hello_sent = true;
+    // The ring's window is bound (no real MW here): RING names it next.
+    c->grant.rkey = key + 1;
+    c->grant.bound = true;
+    c->want_ring = true;
 }
 
 } // namespace
@@ -166,9 +168,8 @@ void pair_init(Pair &p, const Shape &shape)
     init_side(p.b, "b", shape, 0x200);
     for (Side *s : {&p.a, &p.b}) {
         Side &o = peer_of(p, *s);
-        // What the peer's hello said (conn_setup.cpp: apply_peer).
-        s->c->peer.ring_addr = reinterpret_cast<uint64_t>(o.rx.get());
-        s->c->peer.rkey = o.block.rkey;
+        // What the peer's hello said (conn_setup.cpp: apply_peer); where
+        // its ring is comes in its RING message.
         s->c->peer.ring_size = shape.ring_size;
         s->c->peer.recv_depth = static_cast<uint16_t>(shape.recv_depth);
         s->c->peer.credit_reserve = static_cast<uint16_t>(shape.control_credits);
@@ -176,6 +177,7 @@ void pair_init(Pair &p, const Shape &shape)
         s->c->last_rx_ns = p.clock_ns;
         expect(post_recvs(s->c, 0, shape.recv_depth) == 0, "initial receives");
     }
+    for (Side *s : {&p.a, &p.b}) conn_pump(s->c); // each posts its RING
 }
 
 Side &peer_of(Pair &p, Side &s) { return &s == &p.a ? p.b : p.a; }
@@ -235,8 +237,15 @@ bool deliver_one(Pair &p, Side &from)
         auto *ring = to.rx.get();
         uint64_t addr = w.remote_addr;
         uint64_t base = reinterpret_cast<uint64_t>(ring);
-        bool inside = w.rkey == to.block.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
-        expect(inside, from.name, "RDMA WRITE outside the peer's receive ring");
+        bool inside = w.rkey == to.c->grant.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
+        if (!inside) {
+            // Honest ends never do this; after a hostile RING the peer's
+            // device refuses it, as real hardware does.
+            expect(!honest, from.name, "RDMA WRITE outside the peer's receive ring");
+            complete(from, w, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE);
+            flush_sq(from);
+            return true;
+        }
         if (!data.empty()) {
             if (honest) {
                 expect(addr - base == to.landed % to.c->rx_size, from.name, "WRITE lands at the wrong ring offset");
