@@ -104,6 +104,11 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
         c->paused = false;
         cn.resume_reading();
     });
+    // Requests that arrived with the client's end-of-stream (nc -N) still get
+    // their replies, which the flush timer would otherwise send too late.
+    conn->on_eof([this, c](twinwire::Connection &cn) {
+        if (send(cn, *c)) cn.close();
+    });
     conn->on_close([this, c](twinwire::Connection &cn, const twinwire::CloseInfo &info) { finish(cn, *c, info); });
     TW_DEBUG("kvd", "client %s connected over %s (connection %llu)", c->peer.c_str(), conn->transport_name().c_str(),
              static_cast<unsigned long long>(conn->id()));
