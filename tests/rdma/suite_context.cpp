@@ -109,17 +109,12 @@ int run_suite(int argc, char **argv)
     setvbuf(stdout, nullptr, _IOLBF, 0); // summaries reach the log even when a case hangs
     if (argc >= 3 && std::strcmp(argv[1], "--child") == 0) return run_child_mode(argc, argv);
     std::vector<char *> args;
-    bool one_device = false, tcp = false, reporter = false;
+    bool one_device = false, tcp = false;
     for (int i = 0; i < argc; ++i) {
         if (std::strcmp(argv[i], "--one-device") == 0) one_device = true;
         else if (std::strcmp(argv[i], "--tcp") == 0) tcp = true;
         else args.push_back(argv[i]);
-        reporter = reporter || std::strcmp(argv[i], "-r") == 0 || std::strncmp(argv[i], "--reporter", 10) == 0;
     }
-    // Catch2's console reporter unless asked otherwise: run_cases would pick
-    // the conformance table reporter, which these executables do not link.
-    static char dash_r[] = "-r", console[] = "console";
-    if (!reporter) args.insert(args.begin() + 1, {dash_r, console});
     if (tcp) {
         fprintf(stderr, "%s: over the built-in TCP on 127.0.0.1\n", argv[0]);
         g_context = std::make_unique<SuiteContext>(true, "127.0.0.1", "127.0.0.1");
