@@ -23,7 +23,9 @@ in_private_mount_namespace() {
 
 # library_files SONAME: the files the loader would open for SONAME.
 library_files() {
-    ldconfig -p | awk -v s="$1" '$1 == s { print $NF }' | xargs -r readlink -f | sort -u
+    local ldconfig
+    ldconfig=$(command -v ldconfig || echo /sbin/ldconfig) # /sbin is not on every user's PATH
+    "$ldconfig" -p | awk -v s="$1" '$1 == s { print $NF }' | xargs -r readlink -f | sort -u
 }
 
 # hide_library SONAME EMPTY_FILE: bind-mount EMPTY_FILE over each copy.

@@ -69,7 +69,8 @@ extra_options() { # kind
   asan) echo "-Db_sanitize=address,undefined -Drdma=disabled -Dsoftroce=disabled" ;;
   tsan) echo "-Db_sanitize=thread -Drdma=disabled -Dsoftroce=disabled" ;;
   # RDMA stays on: its fuzz targets need the plugin's sources (never a device).
-  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Dsoftroce=disabled" ;;
+  # b_lundef=false: clang links its sanitizer run-time into executables only.
+  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dsoftroce=disabled" ;;
   esac
 }
 
@@ -99,6 +100,8 @@ run_extra_build() { # kind
   if [ "$kind" = fuzz ]; then
     CC=clang CXX=clang++ configure "$dir" $(extra_options fuzz) || { broken+=("$dir: meson configuration failed"); return; }
     local targets
+    # After `meson configure` the target list is stale until regenerated.
+    ninja -C "$dir" build.ninja >/dev/null || { broken+=("$dir: meson regeneration failed"); return; }
     targets=$(fuzz_targets "$dir")
     if [ -z "$targets" ]; then
       broken+=("$dir: no fuzz-* target configured (is clang's libFuzzer installed?)")

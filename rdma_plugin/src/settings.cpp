@@ -76,13 +76,13 @@ public:
         return true;
     }
 
-    /// A kernel device name as ibv_devices lists it ("rxe0", "mlx5_1").
+    /// A kernel device name as ibv_devices lists it ("rxe0", "mlx5_1");
+    /// empty, like unset, means any device.
     bool device_name(const char *key, std::string *out)
     {
         const char *v = get(key);
         if (!v) return true;
-        size_t len = std::strlen(v);
-        if (len == 0 || len >= kDeviceNameMax) return bad(key, v, "expected a device name of 1 to 63 characters");
+        if (std::strlen(v) >= kDeviceNameMax) return bad(key, v, "expected a device name of at most 63 characters");
         for (const char *p = v; *p; ++p)
             if (*p == '/' || *p <= ' ' || *p == 0x7f)
                 return bad(key, v, "expected a device name as ibv_devices lists it (no '/', spaces or control "

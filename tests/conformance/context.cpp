@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "context.hpp"
+#include "needs.hpp"
 
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
@@ -48,7 +49,7 @@ int run_cases(int argc, char **argv, TransportContext &ctx)
         if (arg == "-r" || arg.rfind("--reporter", 0) == 0) reporter_chosen = true;
     }
     if (!reporter_chosen) {
-        args.insert(args.begin() + 1, "conformance");
+        args.insert(args.begin() + 1, kTableReporter);
         args.insert(args.begin() + 1, "-r");
     }
     int rc = Catch::Session().run(static_cast<int>(args.size()), args.data());

@@ -81,6 +81,13 @@ void Env::stop_slot(Slot &slot, unsigned index)
         slot.tloop = nullptr;
     };
     if (index == 0) {
+        // Run what is still posted here first (set_callback of accepted
+        // connections, the transport's own tasks): tasks run in order, so
+        // once a marker posted now has run, those have too, and every
+        // accepted connection has an Endpoint that closes it.
+        bool drained = false;
+        if (slot.loop->post([&drained] { drained = true; }))
+            slot.loop->run_until([&drained] { return drained; }, wait_limit());
         teardown();
         return;
     }
@@ -237,7 +244,11 @@ Server::Server(Env &env, unsigned loop, unsigned target, const sockaddr_storage 
         throw std::runtime_error("listener_addr failed: " + env.transport().error_text(rc));
 }
 
-Server::~Server() { close(); }
+Server::~Server()
+{
+    *alive_ = false;
+    close();
+}
 
 void Server::close()
 {
@@ -265,7 +276,18 @@ void Server::on_incoming(tw_listener *, void *arg)
         self->accepted++;
         // Posted even when the target is this loop, as the runtime does:
         // tasks the transport posted in accept() run before set_callback.
-        if (!self->env_.loop(self->target_).post([self, conn] { self->hand_over(conn); })) {
+        // A Server on another loop may be gone when the task runs (the Env
+        // stops loops one by one): then the connection is only closed.
+        const tw_transport_ops *ops = &self->env_.ops();
+        auto hand_over = [self, conn, ops, alive = self->alive_] {
+            if (*alive) {
+                self->hand_over(conn);
+                return;
+            }
+            OpGuard guard;
+            ops->close(conn);
+        };
+        if (!self->env_.loop(self->target_).post(hand_over)) {
             OpGuard guard;
             self->env_.ops().close(conn);
             self->accept_error = -ESHUTDOWN;

@@ -161,6 +161,8 @@ private:
     unsigned loop_;
     unsigned target_;
     tw_listener *listener_ = nullptr;
+    /// False once the Server is gone: a hand-over still posted then only closes.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 /**

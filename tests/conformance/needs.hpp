@@ -33,6 +33,11 @@ bool skip_unless(std::initializer_list<Need> needs);
 /// Why the case `name` was skipped, or nullptr when it was not.
 const std::string *skip_reason(const std::string &name);
 
+/// "conformance", the reporter of table_reporter.cpp.  Naming it through
+/// this symbol links that file (and its registration) into every program
+/// that runs the cases, also from the static library.
+extern const char kTableReporter[];
+
 } // namespace twinwire::conformance
 
 #define TW_NEED_OP(member) \

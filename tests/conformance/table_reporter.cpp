@@ -82,4 +82,6 @@ private:
 CATCH_REGISTER_REPORTER("conformance", TableReporter)
 
 } // namespace
+
+const char kTableReporter[] = "conformance";
 } // namespace twinwire::conformance

@@ -38,7 +38,7 @@ void read_every_value(const twinwire::Config &c)
     (void)c.log_file();
 }
 
-// key = "value" for every loaded entry (values cannot hold a '"' and load).
+// key = "value" for every loaded entry.
 std::string write_back(const twinwire::Config &c)
 {
     std::string text;
@@ -65,16 +65,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (const auto &[key, value] : config.entries())
         if (value.value.find('\0') != std::string::npos) broken("a value with a NUL byte was accepted for " + key);
+    // A value holding '"' cannot be written back quoted (the format has no
+    // escapes): nothing to compare then.
+    for (const auto &entry : config.entries())
+        if (entry.second.value.find('"') != std::string::npos) return 0;
     const std::string again = write_back(config);
     twinwire::Config reloaded;
     try {
         reloaded.load_string(again, "written-back.conf");
     } catch (const twinwire::ConfigError &e) {
-        // A value holding '"' cannot be written back quoted: not a parser fault.
-        bool has_quote = false;
-        for (const auto &entry : config.entries()) has_quote |= entry.second.value.find('"') != std::string::npos;
-        if (!has_quote) broken(std::string("accepted values do not load again: ") + e.what());
-        return 0;
+        broken(std::string("accepted values do not load again: ") + e.what());
     }
     for (const auto &[key, value] : config.entries())
         if (reloaded.get(key) != value.value) broken("value of " + key + " changed when written back");

@@ -6,6 +6,7 @@
 #   hostile_client.py PORT set KEY SIZE       SET KEY to SIZE bytes
 #   hostile_client.py PORT mget KEY N         MGET KEY repeated N times (the reply's first line)
 #   hostile_client.py PORT ping               PING
+#   hostile_client.py PORT info FIELD         INFO stats: the value of FIELD
 #   hostile_client.py PORT headers N          N connections each send only "*1048576\r\n", then PING beside them
 #   hostile_client.py PORT fill N             N connections that each get PONG, then one more: its reply
 import socket
@@ -70,6 +71,18 @@ def main():
         print(command(port, "MGET", *([args[0]] * int(args[1]))))
     elif mode == "ping":
         print(command(port, "PING"))
+    elif mode == "info":
+        with connect(port) as s:
+            s.sendall(encode("INFO", "stats"))
+            text = b""
+            while b"\r\n" not in text or len(text) < text.index(b"\r\n") + 2 + int(text[1:text.index(b"\r\n")]):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                text += chunk
+            for line in text.decode(errors="replace").split("\r\n"):
+                if line.startswith(args[0] + ":"):
+                    print(line.split(":", 1)[1])
     elif mode == "headers":
         held = []
         for _ in range(int(args[0])):

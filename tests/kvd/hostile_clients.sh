@@ -50,10 +50,10 @@ still_serving() {
 
 echo "# twinwire-kvd against hostile clients"
 AS=$((1024 * 1024 * 1024))
-# AddressSanitizer reserves terabytes of shadow memory: an address-space
-# limit cannot apply to a sanitized build.
-if grep -q __asan_init "$KVD"; then
-    echo "# SKIP of the address-space cases: $KVD is built with AddressSanitizer"
+# AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory:
+# an address-space limit cannot apply to a sanitized build.
+if grep -qE '__(asan|tsan)_init' "$KVD"; then
+    echo "# SKIP of the address-space cases: $KVD is built with a sanitizer (its shadow memory needs the address space)"
     AS=
 fi
 
@@ -69,6 +69,7 @@ if [ -n "$AS" ]; then
         same "MGET of it 60 times (60 MiB, within the limit) is answered" "$(client $P mget big 60)" "*60"
         has "the refused reply is logged" "$(cat "$WORK/mget.log")" \
             "WARN \[kvd\] client 127\.0\.0\.1:[0-9]+: the reply to 'mget' exceeds 67108864 bytes"
+        same "INFO stats counts the refused reply" "$(client $P info replies_over_limit)" 1
     else
         not_ok "a daemon with a 1 GiB address space starts"
     fi
@@ -85,6 +86,7 @@ if [ -n "$AS" ]; then
         same "the value is intact" "$(client $P mget big 1)" "*1"
         has "the client's close is logged with the reason" "$(cat "$WORK/oom.log")" \
             "client 127\.0\.0\.1:[0-9]+ over tcp: out of memory while serving its request; closing the connection"
+        same "INFO stats counts the client closed for memory" "$(client $P info clients_out_of_memory)" 1
     else
         not_ok "a daemon with write_buffer_limit = 8G and a 1 GiB address space starts"
     fi

@@ -232,7 +232,10 @@ if start slow --set write_buffer_limit=4M --set kvd.max_request_size=1M; then
     same "a client that reads late gets every reply: reading pauses instead of queueing past the limit" \
         "$out" "replies: 100"
     # The WARN lines themselves, so that a failure shows what was logged.
-    same "no client of that daemon was cut off" "$(grep 'WARN' "$WORK/slow.log")" ""
+    # (Where the open-file limit is below 10032, as in the guest, the start-up
+    # WARN lowering maxclients is expected: only other WARNs count.)
+    same "no client of that daemon was cut off" \
+        "$(grep 'WARN' "$WORK/slow.log" | grep -v 'kvd\.maxclients lowered')" ""
     kill -TERM "$PID_slow"; wait "$PID_slow"
 else
     not_ok "a daemon with write_buffer_limit = 4M starts"

@@ -3,13 +3,17 @@
 
 #include "integer_text.hpp"
 
-#include <twinwire/loop.hpp>
-
+#include <chrono>
 #include <climits>
 
 namespace kvd {
 
-int64_t MonotonicClock::now_ms() const { return static_cast<int64_t>(twinwire::monotonic_ns() / 1000000u); }
+// steady_clock is CLOCK_MONOTONIC, the loops' clock, without linking the loops.
+int64_t MonotonicClock::now_ms() const
+{
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
 
 Keyspace::Keyspace(const Clock &clock) : clock_(clock) {}
 

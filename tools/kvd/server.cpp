@@ -93,6 +93,7 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
     if (rdma) clients_rdma_.fetch_add(1);
     auto client = std::make_shared<Client>(*this, settings_.limits, stats.session, conn->peer_address(), rdma);
     client->session.connection = conn.get();
+    client->session.peer = client->peer;
     conn->set_context(client);
     Client *c = client.get(); // the connection owns it (context) for its whole life
     twinwire::Connection *cn = conn.get();
@@ -185,17 +186,10 @@ uint64_t Server::total(std::atomic<uint64_t> LoopStats::*field) const
     return n;
 }
 
-uint64_t Server::total_commands() const
+uint64_t Server::total_session(std::atomic<uint64_t> SessionCounters::*field) const
 {
     uint64_t n = 0;
-    for (const auto &s : loop_stats_) n += s->session.commands.load(std::memory_order_relaxed);
-    return n;
-}
-
-uint64_t Server::total_protocol_errors() const
-{
-    uint64_t n = 0;
-    for (const auto &s : loop_stats_) n += s->session.protocol_errors.load(std::memory_order_relaxed);
+    for (const auto &s : loop_stats_) n += (s->session.*field).load(std::memory_order_relaxed);
     return n;
 }
 

@@ -50,8 +50,7 @@ private:
     bool send(twinwire::Connection &conn, Client &client);
     void finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info);
     uint64_t total(std::atomic<uint64_t> LoopStats::*field) const;
-    uint64_t total_commands() const;
-    uint64_t total_protocol_errors() const;
+    uint64_t total_session(std::atomic<uint64_t> SessionCounters::*field) const;
     void info_section(const std::string &name, const Session &caller, std::string &out);
 
     twinwire::Runtime &runtime_;

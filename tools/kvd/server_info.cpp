@@ -87,10 +87,12 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
     } else if (name == "stats") {
         out += "# Stats\r\n";
         field(out, "total_connections_received", total(&LoopStats::accepted));
-        field(out, "total_commands_processed", total_commands());
+        field(out, "total_commands_processed", total_session(&SessionCounters::commands));
         field(out, "rejected_connections", rejected_.load());
         field(out, "expired_keys", keyspace_.expired_total());
-        field(out, "protocol_errors", total_protocol_errors());
+        field(out, "protocol_errors", total_session(&SessionCounters::protocol_errors));
+        field(out, "replies_over_limit", total_session(&SessionCounters::replies_too_large));
+        field(out, "clients_out_of_memory", total_session(&SessionCounters::out_of_memory));
     } else if (name == "transport") {
         out += "# Transport\r\n";
         field(out, "transport", runtime_.transport_name());

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "session.hpp"
 
-#include <twinwire/connection.hpp>
 #include <twinwire/log.hpp>
 
 #include <algorithm>
@@ -15,8 +14,6 @@ namespace {
 constexpr size_t kPullupSlack = 64u << 10;
 // Argument slots kept after a request: a huge one gives its memory back.
 constexpr size_t kKeepArgs = 4096;
-
-std::string peer_of(const twinwire::Connection *conn) { return conn ? conn->peer_address() : "(no connection)"; }
 
 } // namespace
 
@@ -79,7 +76,7 @@ void Session::run_request(Reply &reply)
                     std::to_string(limits_.max_reply) + " bytes (write_buffer_limit); nothing was sent");
         counters_.replies_too_large.fetch_add(1, std::memory_order_relaxed);
         TW_WARN("kvd", "client %s: the reply to '%s' exceeds %zu bytes (write_buffer_limit); replaced by an error",
-                peer_of(connection).c_str(), name, limits_.max_reply);
+                peer.c_str(), name, limits_.max_reply);
     }
     reply.limit_to(Reply::kUnlimited);
     if (request_.args.capacity() > kKeepArgs) Request().args.swap(request_.args);

@@ -52,6 +52,8 @@ public:
 
     /// The connection this session serves (nullptr in tests); INFO reads its counters.
     twinwire::Connection *connection = nullptr;
+    /// The client's address, for log lines.
+    std::string peer = "(no connection)";
     uint64_t commands_processed() const { return commands_; }
     /// Bytes the parser examined, and bytes copied to make requests
     /// contiguous: the tests' measure that a request costs work linear in

@@ -43,16 +43,16 @@ TW_API void set_sink(Sink sink, void *arg);
 /// pause says "(N similar lines suppressed)".  All lines together are capped
 /// at 20 * `lines` a second.  0 turns the limit off.  Debug and trace lines
 /// are never limited.
-void set_rate_limit(unsigned lines, unsigned seconds);
+TW_API void set_rate_limit(unsigned lines, unsigned seconds);
 /// Forget what was counted so far (tests that look for a line start here).
-void reset_rate_limits();
+TW_API void reset_rate_limits();
 
 /// `bytes` as one printable line: printable ASCII as is, '\\' doubled,
 /// everything else \xNN (\n, \r, \t), cut after `max` bytes with "...".
 /// For quoting what a peer sent (it may hold NULs, which "%s" would cut).
 /// Every message is escaped before it is written anyway (all but the
 /// doubling of backslashes), so a forgotten call leaks no raw byte.
-std::string printable(std::string_view bytes, size_t max = 64);
+TW_API std::string printable(std::string_view bytes, size_t max = 64);
 
 /// "2026-11-22T10:00:00.123Z twinwire[1234] INFO [source] message"
 TW_API void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);
