@@ -36,7 +36,8 @@ std::string other_abi_hint(void *dl)
 
 } // namespace
 
-std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report)
+std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report,
+                                                        const std::string &expected_name)
 {
     auto fail = [&](const std::string &why) -> std::unique_ptr<PluginLibrary> {
         report->attempts.push_back({path, why});
@@ -69,6 +70,11 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
                     ", this program speaks ABI " + std::to_string(TW_ABI_MAJOR) + "." + std::to_string(TW_ABI_MINOR));
     std::string why = normalise_ops(info->ops, &lib->ops_);
     if (!why.empty()) return fail(why);
+    // The name decides its config keys and how its connections are counted:
+    // a file serves the one transport it declares, never another.
+    if (!expected_name.empty() && expected_name != lib->ops_.name)
+        return fail("it is the plugin of transport '" + std::string(lib->ops_.name) + "', not '" + expected_name +
+                    "'");
     lib->info_ = info;
 
     report->attempts.push_back({path, "loaded"});
@@ -84,7 +90,7 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
 std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, const Config &config,
                                                    PluginLoadReport *report)
 {
-    std::vector<PluginCandidate> candidates = plugin_candidates(name, config.plugin_path(), &report->search_dirs);
+    std::vector<PluginCandidate> candidates = plugin_candidates(name, config, &report->search_dirs);
     for (const PluginCandidate &c : candidates) {
         struct stat st;
         if (stat(c.path.c_str(), &st) != 0) {
@@ -93,11 +99,13 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, cons
         }
         // The first file that exists decides: a broken plugin is reported,
         // not silently replaced by another copy further down the path.
-        return open_file(c.path, report);
+        return open_file(c.path, report, name);
     }
     std::string tried;
     for (const auto &a : report->attempts) tried += (tried.empty() ? "" : ", ") + a.path;
-    report->reason = plugin_file_name(name) + " not found (looked for " + tried + ")";
+    for (const auto &d : report->search_dirs)
+        if (d.find("ignored") != std::string::npos) tried += (tried.empty() ? "" : "; ") + d;
+    report->reason = plugin_file_name(name) + " not found (looked for " + (tried.empty() ? "nothing" : tried) + ")";
     return nullptr;
 }
 

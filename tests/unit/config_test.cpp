@@ -9,7 +9,6 @@
 
 using twinwire::Config;
 using twinwire::ConfigError;
-using twinwire::TransportMode;
 
 namespace {
 
@@ -35,7 +34,7 @@ std::string error_of(const std::function<void()> &fn)
 TEST_CASE("defaults are auto transport on loopback with one thread", "[config]")
 {
     Config c;
-    CHECK(c.transport() == TransportMode::Auto);
+    CHECK(c.transport() == "auto");
     CHECK(c.listen_address() == "127.0.0.1");
     CHECK(c.threads() == 1);
     CHECK(c.read_buffer_size() == 64 * 1024);
@@ -55,7 +54,7 @@ TEST_CASE("an INI file sets keys, sections prefix them, comments are ignored", "
                   "[twinwire]\n"
                   "listen_port = 9000\n",
                   "test.conf");
-    CHECK(c.transport() == TransportMode::Tcp);
+    CHECK(c.transport() == "tcp");
     CHECK(c.threads() == 4);
     CHECK(c.listen_address() == "::1");
     CHECK(c.listen_port() == 9000);
@@ -76,12 +75,14 @@ TEST_CASE("a bad value is an error naming key, value, file:line and what is expe
     Config c;
     CHECK(error_of([&] { c.load_string("threads = many\n", "a.conf"); }) ==
           "a.conf:1: bad value 'many' for 'threads': expected an integer 1..256");
-    CHECK(error_of([&] { c.load_string("\ntransport = infiniband\n", "b.conf"); }) ==
-          "b.conf:2: bad value 'infiniband' for 'transport': expected one of auto, tcp, rdma");
+    CHECK(error_of([&] { c.load_string("\ntransport = Infini-Band\n", "b.conf"); }) ==
+          "b.conf:2: bad value 'Infini-Band' for 'transport': expected auto, tcp, a transport name or a list of "
+          "names: transport name 'Infini-Band' has a character other than a-z, 0-9 and _");
     CHECK(error_of([&] { c.load_string("read_buffer_size = 1T\n", "c.conf"); })
               .find("c.conf:1: bad value '1T' for 'read_buffer_size': expected a size") == 0);
     CHECK(error_of([&] { c.load_string("plugin_path = relative/x.so\n", "d.conf"); }) ==
-          "d.conf:1: bad value 'relative/x.so' for 'plugin_path': expected an absolute path");
+          "d.conf:1: bad value 'relative/x.so' for 'plugin_path': expected absolute paths separated by ':' "
+          "('relative/x.so' is not one)");
 }
 
 TEST_CASE("malformed lines are errors with their line number", "[config]")
@@ -109,7 +110,7 @@ TEST_CASE("a file on disk loads like a string", "[config]")
     std::ofstream(path) << "transport = rdma\nlisten_port = 1234\n";
     Config c;
     c.load_file(path);
-    CHECK(c.transport() == TransportMode::Rdma);
+    CHECK(c.transport() == "rdma");
     CHECK(c.find("listen_port")->origin == std::string(path) + ":2");
     unlink(path);
 }
@@ -122,7 +123,7 @@ TEST_CASE("environment overrides the file, and API calls override the environmen
     Config c;
     c.load_string("transport = rdma\nlisten_port = 6000\n", "f.conf");
     c.load_environment();
-    CHECK(c.transport() == TransportMode::Tcp);
+    CHECK(c.transport() == "tcp");
     CHECK(c.find("transport")->origin == "environment TWINWIRE_TRANSPORT");
     CHECK(c.listen_port() == 7000);
     CHECK(c.get("rdma.ring_size") == "1M");
@@ -146,12 +147,61 @@ TEST_CASE("an unknown TWINWIRE_ variable is an error", "[config]")
     CHECK(error_of([&] { c.load_environment(); }) == "environment TWINWIRE_NO_SUCH_KEY: unknown key 'no_such_key'");
 }
 
-TEST_CASE("TWINWIRE_PLUGIN_PATH is the loader's search path, not a config key", "[config]")
+TEST_CASE("TWINWIRE_PLUGIN_PATH is the environment form of plugin_path and overrides the file", "[config]")
 {
-    EnvVar t("TWINWIRE_PLUGIN_PATH", "/opt/plugins");
+    EnvVar t("TWINWIRE_PLUGIN_PATH", "/opt/plugins:/srv/plugins");
+    Config c;
+    c.load_string("plugin_path = /usr/lib/twinwire\n", "p.conf");
+    c.load_environment();
+    CHECK(c.plugin_path() == "/opt/plugins:/srv/plugins");
+    CHECK(c.find("plugin_path")->origin == "environment TWINWIRE_PLUGIN_PATH");
+}
+
+TEST_CASE("plugin_path takes absolute directories separated by colons, nothing relative", "[config]")
+{
+    Config c;
+    c.set("plugin_path", "/a:/b/c");
+    CHECK(c.plugin_path() == "/a:/b/c");
+    CHECK(error_of([&] { c.set("plugin_path", "/a:plugins", "p.conf:1"); }) ==
+          "p.conf:1: bad value '/a:plugins' for 'plugin_path': expected absolute paths separated by ':' ('plugins' "
+          "is not one)");
+    CHECK(error_of([&] { c.set("plugin_path", "/a::/b", "p.conf:1"); }).find("('' is not one)") != std::string::npos);
+}
+
+TEST_CASE("transport takes auto, one name or a list of names in order", "[config]")
+{
+    Config c;
+    c.set("transport", "foo");
+    CHECK(c.transport_list() == std::vector<std::string>{"foo"});
+    c.set("transport", "foo, rdma,tcp");
+    CHECK(c.transport_list() == std::vector<std::string>{"foo", "rdma", "tcp"});
+    CHECK(error_of([&] { c.set("transport", "rdma,auto", "t"); }) ==
+          "t: bad value 'rdma,auto' for 'transport': auto stands alone: it cannot be part of a list");
+    CHECK(error_of([&] { c.set("transport", "tcp,tcp", "t"); }) ==
+          "t: bad value 'tcp,tcp' for 'transport': transport 'tcp' is listed twice");
+    CHECK(error_of([&] { c.set("transport", "rdma,", "t"); }).find("an empty transport name") != std::string::npos);
+    CHECK(c.transport() == "foo, rdma,tcp");
+}
+
+TEST_CASE("keys of any transport are kept for it, application prefixes stay strict", "[config]")
+{
+    Config c;
+    c.define({"kvd.maxclients", "10", "most clients at once", twinwire::check::integer(1, 100)});
+    c.load_string("[foo]\nwindow = 4\n[rdma]\nring_size = 1M\n", "f.conf");
+    CHECK(c.get("foo.window") == "4");
+    CHECK(c.transport_key_names() == std::vector<std::string>{"foo", "rdma"});
+    CHECK(error_of([&] { c.load_string("[kvd]\nmaxclient = 5\n", "k.conf"); }) == "k.conf:2: unknown key 'kvd.maxclient'");
+    CHECK(error_of([&] { c.set("Foo.window", "1", "api"); }) == "api: unknown key 'Foo.window'");
+}
+
+TEST_CASE("the environment form of a listed transport's key is TWINWIRE_NAME_KEY", "[config]")
+{
+    EnvVar k("TWINWIRE_FOO_WINDOW_SIZE", "8");
+    EnvVar t("TWINWIRE_TRANSPORT", "foo,tcp");
     Config c;
     c.load_environment();
-    CHECK(c.plugin_path().empty());
+    CHECK(c.get("foo.window_size") == "8");
+    CHECK(c.find("foo.window_size")->origin == "environment TWINWIRE_FOO_WINDOW_SIZE");
 }
 
 TEST_CASE("applications add their own keys with validators", "[config]")

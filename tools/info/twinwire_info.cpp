@@ -17,7 +17,7 @@ namespace {
 void usage(FILE *out)
 {
     std::fprintf(out,
-                 "usage: twinwire-info [--config FILE] [--transport auto|tcp|rdma] [--plugin PATH] [--verbose]\n"
+                 "usage: twinwire-info [--config FILE] [--transport auto|tcp|NAME[,NAME...]] [--plugin PATH] [--verbose]\n"
                  "\n"
                  "Says which transport a twinwire program started here would use and why: the RDMA plugin\n"
                  "search path and what each place gave, the plugin's ABI, its devices and ports, RLIMIT_MEMLOCK.\n"
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 
     std::string verdict, why;
     bool can_start = true;
-    if (config.transport() == TransportMode::Tcp) {
+    if (config.transport() == "tcp") {
         verdict = "tcp";
         why = "transport = tcp: the RDMA plugin is not looked at";
     } else {
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
             why = "RDMA plugin not loaded: " + report.reason;
         }
         if (verdict.empty()) {
-            if (config.transport() == TransportMode::Rdma) {
+            if (config.transport() == "rdma") {
                 verdict = "none";
                 can_start = false;
             } else {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "command_line.hpp"
 
+#include <twinwire/abi.h>
+
 #include <climits>
 #include <cstdlib>
 #include <unistd.h>
@@ -112,7 +114,7 @@ std::string usage_text(const twinwire::Config &config)
         "  -c, --config FILE    read this configuration file (INI: key = value, [kvd] section)\n"
         "  --port N             listen_port\n"
         "  --bind ADDRESS       listen_address\n"
-        "  --transport T        transport: auto, tcp or rdma\n"
+        "  --transport T        transport: auto, tcp, a plugin's name, or a list (foo,tcp)\n"
         "  --threads N          event-loop threads\n"
         "  --maxclients N       kvd.maxclients\n"
         "  --log-level LEVEL    error, warn, info, debug or trace\n"
@@ -135,7 +137,9 @@ std::string usage_text(const twinwire::Config &config)
         else line += "\n" + std::string(38, ' ');
         text += line + k.help + "\n";
     }
-    text += "  rdma.*                              RDMA plugin settings (checked when the plugin loads)\n";
+    text += "  tcp.*, rdma.*, NAME.*               settings of the transport NAME (tcp: built in; others: the\n"
+            "                                      plugin twinwire-NAME-abi" + std::to_string(TW_ABI_MAJOR) +
+            ".so); see its documentation\n";
     return text;
 }
 
