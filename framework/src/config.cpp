@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/auxv.h>
 
 extern char **environ;
@@ -134,6 +138,7 @@ void Config::define(ConfigKey key)
 
 void Config::assign(const std::string &key, const std::string &value, const std::string &origin)
 {
+    if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of '" + key + "'");
     auto it = schema_.find(key);
     if (it == schema_.end()) {
         if (!is_transport_key(key)) throw ConfigError(origin + ": unknown key '" + key + "'");
@@ -147,12 +152,36 @@ void Config::assign(const std::string &key, const std::string &value, const std:
 
 void Config::load_file(const std::string &path)
 {
-    std::ifstream in(path);
-    if (!in) throw ConfigError(path + ": cannot open configuration file");
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(path + ": cannot read configuration file");
-    load_string(text.str(), path);
+    auto fail = [&path](const std::string &what, int err) {
+        throw ConfigError(path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("cannot open configuration file", errno);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        fail("cannot read configuration file", err);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        throw ConfigError(path + ": is a directory, not a configuration file");
+    }
+    std::string text;
+    char buf[8192];
+    while (true) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            fail("cannot read configuration file", err);
+        }
+        text.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    load_string(text, path);
 }
 
 void Config::load_string(const std::string &text, const std::string &name)

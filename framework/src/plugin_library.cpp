@@ -46,6 +46,10 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     };
     if (path.empty() || path[0] != '/') return fail("not an absolute path (plugins never load from the working directory)");
 
+    // Said before dlopen and the entry point run its code: if either
+    // crashes, this is the last line left (stderr is unbuffered, a log
+    // file line-buffered).
+    TW_INFO("loader", "loading plugin %s", path.c_str());
     dlerror();
     // RTLD_NOW: a missing symbol or library fails here, not mid-connection.
     // RTLD_NODELETE: rdma-core keeps process-wide state (fork handlers, device

@@ -56,6 +56,7 @@ std::string TransportSelection::in_use_names() const
 TransportSelection select_transports(const Config &config)
 {
     TransportSelection sel;
+    check_transport_keys(config);
     sel.tcp = Transport::builtin_tcp(config);
     const ConfigValue *value = config.find("transport");
     const std::string setting = config.transport();

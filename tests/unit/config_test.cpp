@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using twinwire::Config;
@@ -94,11 +96,60 @@ TEST_CASE("malformed lines are errors with their line number", "[config]")
           "x.conf:1: unterminated quoted value");
 }
 
-TEST_CASE("a missing file is an error naming it", "[config]")
+TEST_CASE("a missing file is an error naming it and the errno", "[config]")
 {
     Config c;
     CHECK(error_of([&] { c.load_file("/nonexistent/twinwire.conf"); }) ==
-          "/nonexistent/twinwire.conf: cannot open configuration file");
+          "/nonexistent/twinwire.conf: cannot open configuration file: No such file or directory (errno 2)");
+}
+
+TEST_CASE("a directory given as the configuration file is an error, not an empty file", "[config]")
+{
+    Config c;
+    CHECK(error_of([&] { c.load_file("/tmp"); }) == "/tmp: is a directory, not a configuration file");
+}
+
+TEST_CASE("a file that cannot be read for its permissions says so, with errno", "[config]")
+{
+    char path[] = "/tmp/twinwire-config-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    REQUIRE(chmod(path, 0) == 0);
+    // root reads any file: try as nobody in a child.
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (geteuid() == 0 && setuid(65534) != 0) _exit(3);
+        std::string e = error_of([&] { Config().load_file(path); });
+        ssize_t n = write(fds[1], e.data(), e.size());
+        _exit(n == static_cast<ssize_t>(e.size()) ? 0 : 4);
+    }
+    close(fds[1]);
+    std::string e;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    unlink(path);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    CHECK(e == std::string(path) + ": cannot open configuration file: Permission denied (errno 13)");
+}
+
+TEST_CASE("a NUL byte in a configuration file is an error naming the line, never a silent cut", "[config]")
+{
+    Config c;
+    const std::string text = std::string("threads = 2\nlisten_port = 7379") + '\0' + "junk\n";
+    CHECK(error_of([&] { c.load_string(text, "n.conf"); }) == "n.conf:2: NUL byte in the line");
+    CHECK(error_of([&] { c.set("log_file", std::string("/tmp/a\0b", 8), "api"); }) ==
+          "api: NUL byte in the value of 'log_file'");
+    CHECK(c.threads() == 1); // the default: nothing of the bad file was taken, line 1 neither
 }
 
 TEST_CASE("a file on disk loads like a string", "[config]")

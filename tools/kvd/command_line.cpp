@@ -2,6 +2,7 @@
 #include "command_line.hpp"
 
 #include <twinwire/abi.h>
+#include <twinwire/transport.hpp>
 
 #include <climits>
 #include <cstdlib>
@@ -137,9 +138,17 @@ std::string usage_text(const twinwire::Config &config)
         else line += "\n" + std::string(38, ' ');
         text += line + k.help + "\n";
     }
-    text += "  tcp.*, rdma.*, NAME.*               settings of the transport NAME (tcp: built in; others: the\n"
-            "                                      plugin twinwire-NAME-abi" + std::to_string(TW_ABI_MAJOR) +
-            ".so); see its documentation\n";
+    text += "\nTransport keys (checked by the transport, in every mode; tcp is built in, NAME is the plugin\n"
+            "twinwire-NAME-abi" + std::to_string(TW_ABI_MAJOR) + ".so on the plugin path; see its documentation):\n";
+    for (const char *name : {"tcp", "rdma"}) {
+        std::vector<std::string> keys = twinwire::transport_keys(name, config);
+        std::string line;
+        for (const auto &k : keys) line += (line.empty() ? "" : ", ") + k;
+        text += "  " + std::string(name) + ".*: " +
+                (line.empty() ? std::string("(the plugin is not found here, or does not list its keys)") : line) +
+                "\n";
+    }
+    text += "  NAME.*: the keys of a plugin NAME named in transport\n";
     return text;
 }
 

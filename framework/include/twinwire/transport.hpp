@@ -141,6 +141,22 @@ struct TransportSelection {
 };
 
 /**
+ * Check the keys of every transport that has keys set ("rdma.*", "tcp.*",
+ * "NAME.*") with that transport's check_config, without init, whatever
+ * `transport` says: the built-in TCP backend directly, a plugin after
+ * loading it from the search path.  Throws ConfigError for a bad value, an
+ * unknown key, or keys of a transport whose plugin cannot be loaded (not
+ * installed: remove the keys or install it).  A plugin without
+ * check_config is logged as not checked.  select_transports() calls it.
+ */
+void check_transport_keys(const Config &config);
+
+/// The keys transport `name` knows (its check_config looks them up with
+/// nothing set; the built-in TCP backend's init if it has none), for --help.
+/// Empty when the plugin is not found or cannot say.
+std::vector<std::string> transport_keys(const std::string &name, const Config &config);
+
+/**
  * Decide from `transport`: tcp never touches a plugin; a single NAME loads
  * and inits that plugin or throws std::runtime_error with the reason; a
  * list tries each in order, logging each one skipped (throws when none is
