@@ -191,17 +191,25 @@ void Config::load_string(const std::string &text, const std::string &name)
 
 void Config::load_environment()
 {
+    // A setuid/setgid program (AT_SECURE) takes nothing from the environment
+    // its caller chose: no plugin path, no log file, no setting at all.
+    // Names are matched whatever their case, as they are lowercased below.
+    const bool secure = getauxval(AT_SECURE) != 0;
     std::vector<std::pair<std::string, std::string>> vars;
+    std::string ignored;
     for (char **env = environ; env && *env; ++env) {
         std::string var(*env);
         auto eq = var.find('=');
-        if (eq == std::string::npos || var.compare(0, 9, "TWINWIRE_") != 0) continue;
+        if (eq == std::string::npos || eq < 9) continue;
         std::string name = var.substr(0, eq);
-        // The plugin search path is not taken from the environment of a
-        // setuid/setgid program: its caller would choose the code it runs.
-        if (name == "TWINWIRE_PLUGIN_PATH" && getauxval(AT_SECURE)) continue;
-        vars.emplace_back(name, var.substr(eq + 1));
+        std::string prefix = name.substr(0, 9);
+        for (char &c : prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (prefix != "TWINWIRE_") continue;
+        if (secure) ignored += (ignored.empty() ? "" : ", ") + name;
+        else if (name.compare(0, 9, "TWINWIRE_") == 0) vars.emplace_back(name, var.substr(eq + 1));
     }
+    if (!ignored.empty())
+        TW_WARN("config", "ignored in a setuid/setgid program: %s", ignored.c_str());
     // The transport list first: it names the transports whose keys follow.
     std::stable_partition(vars.begin(), vars.end(), [](const auto &v) { return v.first == "TWINWIRE_TRANSPORT"; });
     for (const auto &v : vars) assign(key_for_environment(v.first.substr(9)), v.second, "environment " + v.first);

@@ -2,6 +2,7 @@
 // dlopen a plugin file and check it against the ABI before anything runs.
 #include "host_objects.hpp"
 #include "plugin_search.hpp"
+#include "plugin_trust.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
@@ -46,6 +47,9 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     };
     if (path.empty() || path[0] != '/') return fail("not an absolute path (plugins never load from the working directory)");
 
+    std::string resolved;
+    std::string untrusted = plugin_file_untrusted(path, &resolved);
+    if (!untrusted.empty()) return fail(untrusted);
     // Said before dlopen and the entry point run its code: if either
     // crashes, this is the last line left (stderr is unbuffered, a log
     // file line-buffered).
@@ -54,7 +58,8 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     // RTLD_NOW: a missing symbol or library fails here, not mid-connection.
     // RTLD_NODELETE: rdma-core keeps process-wide state (fork handlers, device
     // lists) that must not vanish under it when the host lets the plugin go.
-    void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    // The checked file itself, not the path again: no symbolic link swapped in between.
+    void *dl = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!dl) return fail("dlopen failed: " + dl_error());
 
     std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
