@@ -155,7 +155,7 @@ void conn_update_watch(tw_conn *c)
     uint32_t w = watch_events_for(c);
     if (w == c->watched) return;
     if (int rc = c->host->watch_set(c->watch, w); rc < 0) {
-        c->host->log(c->host, TW_LOG_ERROR, "tcp: watch_set on fd %d failed: %d", c->fd, rc);
+        log_line(c->host, TW_LOG_ERROR, "tcp: watch_set on fd %d failed: %d", c->fd, rc);
         return;
     }
     c->watched = w;
@@ -193,7 +193,7 @@ void conn_fail(tw_conn *c, int err, const char *call)
     // Submitted bytes can no longer reach the peer.
     c->out.off = c->out.len;
     c->pending |= TW_EV_ERROR;
-    if (c->host->log_enabled(c->host, TW_LOG_DEBUG)) c->host->log(c->host, TW_LOG_DEBUG, "tcp: %s", c->last_error);
+    if (c->host->log_enabled(c->host, TW_LOG_DEBUG)) log_line(c->host, TW_LOG_DEBUG, "tcp: %s", c->last_error);
     conn_kick(c);
 }
 

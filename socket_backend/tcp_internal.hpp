@@ -5,6 +5,8 @@
 
 #include <twinwire/plugin.h>
 
+#include "tcp_ops.h" // the vtable's functions (C linkage, in namespace twinwire::tcp)
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -110,8 +112,6 @@ struct tw_conn {
 
 namespace twinwire::tcp {
 
-extern const tw_transport_ops kOps;
-
 // tcp_config.cpp
 int read_settings(const tw_host *host, Settings *out, char *why, size_t why_len);
 
@@ -127,9 +127,6 @@ void conn_kick(tw_conn *c);
 void conn_fail(tw_conn *c, int err, const char *call);
 /// Close the socket and free everything.
 void conn_release(tw_conn *c);
-int conn_set_callback(tw_conn *c, tw_conn_cb cb, void *arg);
-int conn_set_events(tw_conn *c, uint32_t events);
-void conn_close(tw_conn *c);
 
 /// Take the events still to report (entering Open with TW_EV_CONNECTED).
 uint32_t conn_take_pending(tw_conn *c);
@@ -139,36 +136,18 @@ int conn_arm_deadline(tw_conn *c, uint32_t ms);
 void conn_drop_socket(tw_conn *c);
 
 // tcp_connect.cpp
-int conn_connect(tw_transport_loop *tloop, const tw_connect_params *params, tw_conn **out);
 /// The socket of a connecting conn became writable: the connect finished.
 void conn_finish_connect(tw_conn *c);
 /// The connect deadline passed.
 void conn_connect_timed_out(tw_conn *c);
 
 // tcp_io.cpp
-ssize_t conn_read(tw_conn *c, void *buf, size_t len);
-ssize_t conn_readv(tw_conn *c, const struct iovec *iov, int iovcnt);
-ssize_t conn_write(tw_conn *c, const void *buf, size_t len);
-ssize_t conn_writev(tw_conn *c, const struct iovec *iov, int iovcnt);
-int conn_shutdown(tw_conn *c, int how);
 /// Push the submitted send buffer into the socket.  Returns true when
 /// nothing is left (and sends a deferred FIN), false otherwise.
 bool conn_flush_out(tw_conn *c);
 /// Send through sendmsg(MSG_NOSIGNAL); counts the stats; fails the conn on
 /// a hard error.  Returns bytes sent or a negative code.
 ssize_t conn_send_iov(tw_conn *c, const struct iovec *iov, int iovcnt, const char *call);
-
-// tcp_zero_copy.cpp
-int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out);
-int conn_send_buf_submit(tw_conn *c, tw_buf *buf);
-int conn_recv_buf_borrow(tw_conn *c, tw_buf *out);
-int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
-
-// tcp_listener.cpp
-int listener_open(tw_transport_loop *tloop, const tw_listen_params *params, tw_listener **out);
-int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out);
-int listener_addr(tw_listener *l, struct sockaddr *addr, uint32_t *addrlen);
-void listener_close(tw_listener *l);
 
 // tcp_errors.cpp
 /// "recv (peer 10.0.0.1:80): Connection reset by peer (ECONNRESET); hint: ..."
@@ -183,6 +162,9 @@ void sockaddr_text(const struct sockaddr *sa, char *out, size_t len);
 uint32_t sockaddr_len_for(const struct sockaddr *sa);
 /// getsockname / getpeername into the ABI's (addr, uint32_t *len).
 int socket_name(int fd, bool peer, struct sockaddr *addr, uint32_t *addrlen);
+
+/// Log through the host's vlog when it has one (ABI 1.1), else log.
+void log_line(const tw_host *host, int level, const char *fmt, ...) TW_PRINTF(3, 4);
 
 /// Set TCP_NODELAY; returns 0 or -errno.
 int set_nodelay(int fd, bool on);

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The TCP backend's vtable: process and loop lifecycle, ctrl, and the entry
-// point that the framework links in.
+// The TCP backend's process and loop lifecycle, stats and ctrl (the vtable
+// itself is in tcp_ops.c).
 #include "tcp_internal.hpp"
-
-#include <twinwire/transport.hpp>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -19,12 +18,37 @@
 namespace twinwire::tcp {
 namespace {
 
+bool ipv6_available()
+{
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
+int transport_stats(tw_transport *t, tw_transport_stats *out)
+{
+    if (!t || !out || out->size < offsetof(tw_transport_stats, connections_open)) return -EINVAL;
+    tw_transport_stats s{};
+    s.size = out->size;
+    s.version = TW_TRANSPORT_STATS_VERSION;
+    s.connections_open = t->open.load();
+    s.connections_accepted = t->accepted.load();
+    s.connections_connected = t->connected.load();
+    s.handshakes_aborted = t->aborted.load();
+    memcpy(out, &s, std::min<size_t>(out->size, sizeof s));
+    return 0;
+}
+
+} // namespace
+
 int tcp_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
 {
     if (!host || !out) return -EINVAL;
-    if (host->size < sizeof(tw_host) || host->version < 1) {
-        snprintf(why, why_len, "host services table is %u bytes (version %u); the TCP backend needs %zu (version 1)",
-                 host->size, host->version, sizeof(tw_host));
+    // Any host of ABI 1 will do: members past the 1.0 table are used only when present.
+    if (host->size < TW_HOST_SIZE_V1) {
+        snprintf(why, why_len, "host services table is %u bytes; the TCP backend needs at least the %zu of ABI 1.0",
+                 host->size, TW_HOST_SIZE_V1);
         return -TW_EABI;
     }
     Settings settings;
@@ -38,14 +62,6 @@ int tcp_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
 }
 
 void tcp_fini(tw_transport *t) { delete t; }
-
-bool ipv6_available()
-{
-    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    close(fd);
-    return true;
-}
 
 int tcp_probe(const tw_host *, char *buf, size_t len)
 {
@@ -90,29 +106,18 @@ int tcp_get_stats(tw_conn *c, tw_conn_stats *out)
     return 0;
 }
 
-int transport_stats(tw_transport *t, tw_transport_stats *out)
+int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
-    if (!t || !out || out->size < offsetof(tw_transport_stats, connections_open)) return -EINVAL;
-    tw_transport_stats s{};
-    s.size = out->size;
-    s.version = TW_TRANSPORT_STATS_VERSION;
-    s.connections_open = t->open.load();
-    s.connections_accepted = t->accepted.load();
-    s.connections_connected = t->connected.load();
-    s.handshakes_aborted = t->aborted.load();
-    memcpy(out, &s, std::min<size_t>(out->size, sizeof s));
-    return 0;
-}
-
-int tcp_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
-{
+    // The TCP backend has no private operations: any namespace is foreign.
+    if (ns) return -EOPNOTSUPP;
+    size_t need = 0;
     switch (op) {
     case TW_CTRL_GET_FD:
-    case TW_CTRL_SET_NODELAY:
-    case TW_CTRL_GET_TRANSPORT_STATS: break;
+    case TW_CTRL_SET_NODELAY: need = sizeof(int); break;
+    case TW_CTRL_GET_TRANSPORT_STATS: need = offsetof(tw_transport_stats, connections_open); break;
     default: return -EOPNOTSUPP;
     }
-    if (!data) return -EINVAL;
+    if (!data || len < need) return -EINVAL;
     switch (op) {
     case TW_CTRL_GET_FD:
         if (!c) return -EINVAL;
@@ -124,15 +129,14 @@ int tcp_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
         if (c->fd < 0) return -ENOTCONN;
         return set_nodelay(c->fd, *static_cast<const int *>(data) != 0);
     default:
-        return transport_stats(c ? c->tloop->transport : t, static_cast<tw_transport_stats *>(data));
+    {
+        // The stats fill what fits in both the caller's size and `len`.
+        auto *st = static_cast<tw_transport_stats *>(data);
+        if (st->size > len) return -EINVAL;
+        return transport_stats(c ? c->tloop->transport : t, st);
+    }
     }
 }
-
-} // namespace
-
-const tw_plugin_info kInfo = {
-    sizeof(tw_plugin_info), TW_PLUGIN_INFO_VERSION, TW_ABI_MAJOR, TW_ABI_MINOR, "tcp", "1.0", &kOps,
-};
 
 int set_nodelay(int fd, bool on)
 {
@@ -140,49 +144,18 @@ int set_nodelay(int fd, bool on)
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) < 0 ? -errno : 0;
 }
 
-const tw_transport_ops kOps = {
-    sizeof(tw_transport_ops),
-    TW_TRANSPORT_OPS_VERSION,
-    "tcp",
-    "kernel TCP sockets",
-    TW_CAP_IPV6 | TW_CAP_HALF_CLOSE,
-    tcp_init,
-    tcp_fini,
-    tcp_probe,
-    tcp_describe,
-    tcp_loop_attach,
-    tcp_loop_detach,
-    nullptr, // has_pending_data: every event is announced by an fd or a timer
-    nullptr, // process_pending_data
-    listener_open,
-    listener_accept,
-    listener_addr,
-    listener_close,
-    conn_connect,
-    conn_set_callback,
-    conn_set_events,
-    conn_read,
-    conn_readv,
-    conn_write,
-    conn_writev,
-    conn_shutdown,
-    conn_close,
-    tcp_get_error,
-    tcp_last_error,
-    tcp_local_addr,
-    tcp_peer_addr,
-    tcp_get_stats,
-    nullptr, // strerror: no codes of its own
-    conn_send_buf_get,
-    conn_send_buf_submit,
-    conn_recv_buf_borrow,
-    conn_recv_buf_return,
-    tcp_ctrl,
-};
+void log_line(const tw_host *host, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (TW_HAS_MEMBER(host, tw_host, vlog) && host->vlog) {
+        host->vlog(host, level, fmt, ap);
+    } else {
+        char line[512];
+        vsnprintf(line, sizeof line, fmt, ap);
+        host->log(host, level, "%s", line);
+    }
+    va_end(ap);
+}
 
 } // namespace twinwire::tcp
-
-extern "C" TW_EXPORT const tw_plugin_info *tw_socket_backend_entry(uint32_t host_abi_major, uint32_t)
-{
-    return host_abi_major == TW_ABI_MAJOR ? &twinwire::tcp::kInfo : nullptr;
-}

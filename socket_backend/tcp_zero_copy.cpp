@@ -45,11 +45,14 @@ bool size_out_buffer(tw_conn *c, size_t want)
     return true;
 }
 
+// The caller's tw_buf holds every ABI 1.0 member (it may hold more: ignored).
+bool buf_fits_v1(const tw_buf *b) { return b && b->size >= TW_BUF_SIZE_V1; }
+
 } // namespace
 
 int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
 {
-    if (!out) return -EINVAL;
+    if (!buf_fits_v1(out)) return -EINVAL;
     if (min_len > kSendBufMax) return -EMSGSIZE;
     if (int rc = ready_to_send(c); rc < 0) return rc;
     if (c->out.lent) return -EBUSY;
@@ -66,7 +69,7 @@ int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
 
 int conn_send_buf_submit(tw_conn *c, tw_buf *buf)
 {
-    if (!buf || !c->out.lent || buf->data != c->out.data || buf->token != token_of(c->out.data)) return -EINVAL;
+    if (!buf_fits_v1(buf) || !c->out.lent || buf->data != c->out.data || buf->token != token_of(c->out.data)) return -EINVAL;
     if (buf->len > c->out.cap) return -EINVAL;
     c->out.lent = false;
     c->stats.zero_copy_sends++;
@@ -82,7 +85,7 @@ int conn_send_buf_submit(tw_conn *c, tw_buf *buf)
 
 int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
 {
-    if (!out) return -EINVAL;
+    if (!buf_fits_v1(out)) return -EINVAL;
     switch (c->state) {
     case ConnState::Open: break;
     case ConnState::Connecting:
@@ -104,7 +107,9 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
             }
             if (n == 0) {
                 if (c->error) return c->error;
-                *out = tw_buf{nullptr, 0, 0, 0};
+                out->data = nullptr;
+                out->len = out->cap = 0;
+                out->token = 0;
                 return 0;
             }
             if (errno == EINTR) continue;
@@ -124,7 +129,7 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
 
 int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed)
 {
-    if (!buf || !c->in.lent || buf->data != c->in.data + c->in.off || buf->token != token_of(buf->data))
+    if (!buf_fits_v1(buf) || !c->in.lent || buf->data != c->in.data + c->in.off || buf->token != token_of(buf->data))
         return -EINVAL;
     if (consumed > c->in.left()) return -EINVAL;
     c->in.off += consumed;

@@ -9,7 +9,17 @@
 # configure` for an existing one. BUILD_DIR (default: build) picks the
 # directory. The summary at the end lists the RDMA tests that ran in the
 # guest and those that skipped, and ends with "N skipped" and
-# "N passed, N failed" counted from Meson's own test log.
+# "N passed, N failed" counted from Meson's own test logs: those of the main
+# build and of every extra build below, a build that could not be made or
+# tested counting as one failure.
+#
+# Extra builds (TW_EXTRA_BUILDS, default "asan tsan fuzz"; "" = main build
+# only), each in its own directory beside the main one, without RDMA and the
+# guest (only the suites that run on the host):
+#   asan  $BUILD_DIR-asan: gcc, ASan+UBSan; suites unit, conformance-tcp, kvd, bench
+#   tsan  $BUILD_DIR-tsan: gcc, TSan; the same suites
+#   fuzz  $BUILD_DIR-fuzz: clang, -Dfuzzing=true, ASan+UBSan; only the fuzz
+#         targets are built, each runs TW_FUZZ_SECONDS (default 20)
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -20,6 +30,10 @@ TW_ROOT=$root
 build=${BUILD_DIR:-build}
 log=$build/meson-logs/testlog.json
 timings=()
+extra_builds=${TW_EXTRA_BUILDS-asan tsan fuzz}
+host_suites=(unit conformance-tcp kvd bench)
+extra_logs=()
+broken=() # "build-dir: what failed", each one failure in the summary
 
 step() { printf '\n=== %s\n' "$*"; }
 # Runs a step and records its wall time for the summary.
@@ -49,8 +63,66 @@ prepare_guest() {
   tests/softroce/softroce-run --setup || echo "no SoftRoCE guest here: the RDMA tests will skip or fail, saying why"
 }
 
+# The sanitizer builds: host suites only, never the guest.
+extra_options() { # kind
+  case $1 in
+  asan) echo "-Db_sanitize=address,undefined -Drdma=disabled -Dsoftroce=disabled" ;;
+  tsan) echo "-Db_sanitize=thread -Drdma=disabled -Dsoftroce=disabled" ;;
+  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Drdma=disabled -Dsoftroce=disabled" ;;
+  esac
+}
+
+# The suites of $1 that have tests (meson refuses an unknown suite name).
+suite_args() { # dir suite...
+  local dir=$1 s
+  shift
+  local have
+  have=$(meson introspect "$dir" --tests 2>/dev/null | python3 -c 'import json, sys; print(" ".join(sorted({s.split(":")[-1] for t in json.load(sys.stdin) for s in t["suite"]})))')
+  for s in "$@"; do
+    [[ " $have " == *" $s "* ]] && printf -- '--suite %s ' "$s"
+  done
+}
+
+# The fuzz build compiles only what the fuzz suite runs.
+fuzz_targets() { # dir
+  meson introspect "$1" --targets |
+    python3 -c 'import json, os, sys
+for t in json.load(sys.stdin):
+    if t["name"].startswith("fuzz-") and t["type"] == "executable":
+        print(os.path.relpath(t["filename"][0], sys.argv[1]))' "$1"
+}
+
+run_extra_build() { # kind
+  local kind=$1 dir=$build-$1 rc
+  # shellcheck disable=SC2046 # option lists
+  if [ "$kind" = fuzz ]; then
+    CC=clang CXX=clang++ configure "$dir" $(extra_options fuzz) || { broken+=("$dir: meson configuration failed"); return; }
+    local targets
+    targets=$(fuzz_targets "$dir")
+    if [ -z "$targets" ]; then
+      broken+=("$dir: no fuzz-* target configured (is clang's libFuzzer installed?)")
+      return
+    fi
+    # shellcheck disable=SC2086 # a list of paths
+    ninja -C "$dir" $targets || { broken+=("$dir: build failed"); return; }
+    meson test -C "$dir" --no-rebuild --print-errorlogs --suite fuzz
+  else
+    configure "$dir" $(extra_options "$kind") || { broken+=("$dir: meson configuration failed"); return; }
+    meson compile -C "$dir" || { broken+=("$dir: build failed"); return; }
+    # shellcheck disable=SC2046 # a list of arguments
+    meson test -C "$dir" --no-rebuild --print-errorlogs $(suite_args "$dir" "${host_suites[@]}")
+  fi
+  rc=$?
+  if [ -f "$dir/meson-logs/testlog.json" ]; then
+    extra_logs+=("$dir/meson-logs/testlog.json")
+  else
+    broken+=("$dir: meson test wrote no log (exit status $rc)")
+  fi
+}
+
 # A stale log from an earlier run must never be counted.
 rm -f "$log"
+for kind in $extra_builds; do rm -f "$build-$kind/meson-logs/testlog.json"; done
 
 step "packages"
 timed packages install_packages || { echo "package installation failed"; exit 1; }
@@ -63,11 +135,17 @@ timed guest prepare_guest
 step "tests"
 timed tests meson test -C "$build" --print-errorlogs
 test_rc=$?
+for kind in $extra_builds; do
+  step "$kind build ($build-$kind)"
+  timed "$kind" run_extra_build "$kind"
+done
 
 step "summary"
 echo "timings: ${timings[*]}"
 [ -f "$log" ] || { echo "meson test wrote no log ($log)"; exit 1; }
-python3 tests/summarize-testlog.py "$log"
+broken_args=()
+for b in "${broken[@]}"; do broken_args+=(--broken "$b"); done
+python3 tests/summarize-testlog.py "$log" "${extra_logs[@]}" "${broken_args[@]}"
 summary_rc=$?
 [ $test_rc = 0 ] && exit $summary_rc
 exit $test_rc

@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Summarises Meson's test log (meson-logs/testlog.json) for people and CI.
+"""Summarises Meson's test logs (meson-logs/testlog.json) for people and CI.
 
-Lists the RDMA tests that ran in the SoftRoCE guest and those that skipped
-(with the reason), then the failures, and ends with exactly two lines:
+    summarize-testlog.py LOG [LOG...] [--broken "WHAT FAILED"]...
+
+One log per build directory (tests/run.sh: the main build, then the
+sanitizer and fuzz builds). Lists the RDMA tests that ran in the SoftRoCE
+guest and those that skipped (with the reason), the counts of each build,
+then the failures, and ends with exactly two lines summed over every log:
     N skipped
     N passed, N failed
-Exit status 1 when anything failed. SKIP is never counted as passed.
+Each --broken names a step that ran no test (a build that failed): one
+failure each. Exit status 1 when anything failed. SKIP is never counted as
+passed.
 """
+import argparse
 import json
 import os
 import sys
@@ -35,11 +42,28 @@ def skip_reason(test):
     return reasons[-1].rsplit("SKIP", 1)[1].lstrip(": ").strip() or reasons[-1].strip()
 
 
+def build_name(log_path):
+    """build/meson-logs/testlog.json -> build"""
+    return os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(log_path))))
+
+
 def main(argv):
-    if len(argv) != 2:
-        print("usage: summarize-testlog.py build/meson-logs/testlog.json", file=sys.stderr)
-        return 2
-    tests = load(argv[1])
+    parser = argparse.ArgumentParser(description="Summarise Meson test logs.")
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="a build's meson-logs/testlog.json")
+    parser.add_argument("--broken", action="append", default=[], metavar="WHAT",
+                        help="a step that ran no test; counted as one failure")
+    args = parser.parse_args(argv[1:])
+    tests = []
+    per_build = []
+    for i, path in enumerate(args.logs):
+        entries = load(path)
+        name = build_name(path)
+        for t in entries:
+            # The main build's names stay as they are; the others say which build.
+            if i > 0:
+                t["name"] = f"[{name}] {t['name']}"
+        per_build.append((name, entries))
+        tests += entries
     guest = [t for t in tests if runs_in_guest(t)]
     passed = [t for t in tests if t["result"] in PASSED]
     skipped = [t for t in tests if t["result"] in SKIPPED]
@@ -58,13 +82,22 @@ def main(argv):
         print("Other skipped tests:")
         for t in other_skips:
             print(f"  {t['name']}\n    {skip_reason(t)}")
-    if failed:
-        print("Failed tests (details in meson-logs/testlog.txt):")
+    if len(per_build) > 1 or args.broken:
+        print("Builds:")
+        for name, entries in per_build:
+            ok = sum(t["result"] in PASSED for t in entries)
+            skip = sum(t["result"] in SKIPPED for t in entries)
+            print(f"  {name:<20} {ok} passed, {len(entries) - ok - skip} failed, {skip} skipped")
+    if failed or args.broken:
+        print("Failed (details in each build's meson-logs/testlog.txt):")
         for t in failed:
             print(f"  {t['result']:<14} {t['name']}")
+        for what in args.broken:
+            print(f"  {'NOT RUN':<14} {what}")
+    n_failed = len(failed) + len(args.broken)
     print(f"{len(skipped)} skipped")
-    print(f"{len(passed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    print(f"{len(passed)} passed, {n_failed} failed")
+    return 1 if n_failed else 0
 
 
 if __name__ == "__main__":

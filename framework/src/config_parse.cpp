@@ -55,7 +55,7 @@ std::vector<IniEntry> parse_ini(const std::string &text, const std::string &name
     while (std::getline(in, raw)) {
         ++line;
         std::string where = name + ":" + std::to_string(line);
-        // A NUL would end the value early wherever it is used as a C string.
+        // A NUL would end the value for every C-string reader of it, silently.
         if (raw.find('\0') != std::string::npos) throw ConfigError(where + ": NUL byte in the line");
         std::string s = trim(raw);
         if (s.empty() || s[0] == '#' || s[0] == ';') continue;

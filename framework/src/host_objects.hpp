@@ -49,7 +49,11 @@ struct HostServices {
     std::mutex mutex;
     std::vector<std::string> looked_up;
 
-    HostServices(std::string transport_name, const Config &cfg);
+    /// `table_size` 0: the whole table; otherwise the table cut to that
+    /// many bytes, as an older host would hand it out (below
+    /// TW_HOST_SIZE_V1 only to see a plugin refuse it; below the 8-byte
+    /// header or above sizeof: std::invalid_argument).
+    HostServices(std::string transport_name, const Config &cfg, uint32_t table_size = 0);
     std::vector<std::string> keys_looked_up();
 };
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The tw_host table: what the framework offers a transport.
+// The tw_host table: what the framework offers a transport.  Plugin code is
+// C: no C++ exception may unwind into it.  Every entry point and every
+// callback the host runs for a plugin catches, logs and returns an error.
 #include "host_objects.hpp"
 
 #include <twinwire/config.hpp>
@@ -11,39 +13,85 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstring>
 #include <new>
+#include <stdexcept>
 
 namespace twinwire {
 namespace {
 
 HostServices *services(const tw_host *host) { return static_cast<HostServices *>(host->host_data); }
 
+// Say that a host service failed instead of letting the exception reach C.
+// Logging may itself fail (no memory): then the error code is all there is.
+void report_exception(const char *source, const char *service) noexcept
+{
+    try {
+        try {
+            throw;
+        } catch (const std::exception &e) {
+            log::write(LogLevel::Error, source, "host service %s failed: %s", service, e.what());
+        } catch (...) {
+            log::write(LogLevel::Error, source, "host service %s failed: unknown exception", service);
+        }
+    } catch (...) {
+    }
+}
+
+// Run a host service; an exception becomes `on_error` (and one log line).
+template <class R, class Fn> R guarded(const char *source, const char *service, R on_error, Fn fn) noexcept
+{
+    try {
+        return fn();
+    } catch (...) {
+        report_exception(source, service);
+        return on_error;
+    }
+}
+
+template <class Fn> void guarded_void(const char *source, const char *service, Fn fn) noexcept
+{
+    try {
+        fn();
+    } catch (...) {
+        report_exception(source, service);
+    }
+}
+
+LogLevel to_level(int level) { return static_cast<LogLevel>(std::clamp(level, 0, static_cast<int>(LogLevel::Trace))); }
+
+void host_vlog(const tw_host *host, int level, const char *fmt, va_list ap)
+{
+    if (!host || !fmt || !log::enabled(to_level(level))) return;
+    const char *source = services(host)->name.c_str();
+    guarded_void(source, "log", [&] { log::vwrite(to_level(level), source, fmt, ap); });
+}
+
 void host_log(const tw_host *host, int level, const char *fmt, ...)
 {
-    LogLevel lvl = static_cast<LogLevel>(std::clamp(level, 0, static_cast<int>(LogLevel::Trace)));
-    if (!log::enabled(lvl)) return;
     va_list ap;
     va_start(ap, fmt);
-    log::vwrite(lvl, services(host)->name.c_str(), fmt, ap);
+    host_vlog(host, level, fmt, ap);
     va_end(ap);
 }
 
-int host_log_enabled(const tw_host *, int level)
-{
-    return log::enabled(static_cast<LogLevel>(std::clamp(level, 0, static_cast<int>(LogLevel::Trace))));
-}
+int host_log_enabled(const tw_host *, int level) { return log::enabled(to_level(level)); }
 
 const char *host_config_get(const tw_host *host, const char *key, const char **origin)
 {
+    if (origin) *origin = "unset";
+    if (!host || !key) return nullptr;
     HostServices *s = services(host);
-    {
-        std::lock_guard<std::mutex> lock(s->mutex);
-        if (std::find(s->looked_up.begin(), s->looked_up.end(), key) == s->looked_up.end())
-            s->looked_up.emplace_back(key);
-    }
-    const ConfigValue *v = s->config->find(key);
-    if (origin) *origin = v ? v->origin.c_str() : "unset";
-    return v ? v->value.c_str() : nullptr;
+    return guarded(s->name.c_str(), "config_get", static_cast<const char *>(nullptr), [&]() -> const char * {
+        {
+            std::lock_guard<std::mutex> lock(s->mutex);
+            if (std::find(s->looked_up.begin(), s->looked_up.end(), key) == s->looked_up.end())
+                s->looked_up.emplace_back(key);
+        }
+        const ConfigValue *v = s->config->find(key);
+        if (origin) *origin = v ? v->origin.c_str() : "unset";
+        return v ? v->value.c_str() : nullptr;
+    });
 }
 
 uint64_t host_now_ns(const tw_host *) { return monotonic_ns(); }
@@ -53,6 +101,7 @@ short to_libevent(uint32_t events)
     return static_cast<short>(((events & TW_WATCH_READ) ? EV_READ : 0) | ((events & TW_WATCH_WRITE) ? EV_WRITE : 0));
 }
 
+// libevent calls these from C; the plugin's callback is C.  Nothing here throws.
 void on_watch(evutil_socket_t fd, short what, void *arg)
 {
     tw_watch *w = static_cast<tw_watch *>(arg);
@@ -158,7 +207,10 @@ void host_timer_del(tw_timer *t)
 int host_run_in_loop(tw_loop *loop, tw_task_fn fn, void *arg)
 {
     if (!loop || !fn) return -EINVAL;
-    return Loop::from_handle(loop)->post([fn, arg] { fn(arg); }) ? 0 : -ESHUTDOWN;
+    // A task that cannot be queued (no memory) is the caller's to keep: it
+    // gets -ENOMEM, like -ESHUTDOWN, and fn never runs.
+    return guarded("loop", "run_in_loop", -ENOMEM,
+                   [&] { return Loop::from_handle(loop)->post([fn, arg] { fn(arg); }) ? 0 : -ESHUTDOWN; });
 }
 
 unsigned host_loop_index(const tw_loop *loop) { return loop->loop->index(); }
@@ -166,10 +218,14 @@ int host_in_loop_thread(const tw_loop *loop) { return loop->loop->in_loop_thread
 
 } // namespace
 
-HostServices::HostServices(std::string transport_name, const Config &cfg)
+HostServices::HostServices(std::string transport_name, const Config &cfg, uint32_t table_size)
     : table{}, name(std::move(transport_name)), config(&cfg)
 {
-    table.size = sizeof(tw_host);
+    const uint32_t header = offsetof(tw_host, host_data);
+    if (table_size && (table_size < header || table_size > sizeof(tw_host)))
+        throw std::invalid_argument("a host table of " + std::to_string(table_size) + " bytes: it must be " +
+                                    std::to_string(header) + ".." + std::to_string(sizeof(tw_host)));
+    table.size = table_size ? table_size : sizeof(tw_host);
     table.version = TW_HOST_VERSION;
     table.host_data = this;
     table.log = host_log;
@@ -186,6 +242,9 @@ HostServices::HostServices(std::string transport_name, const Config &cfg)
     table.run_in_loop = host_run_in_loop;
     table.loop_index = host_loop_index;
     table.in_loop_thread = host_in_loop_thread;
+    table.vlog = host_vlog;
+    // Members an older host would not have are not there: zero past the size.
+    std::memset(reinterpret_cast<char *>(&table) + table.size, 0, sizeof table - table.size);
 }
 
 std::vector<std::string> HostServices::keys_looked_up()

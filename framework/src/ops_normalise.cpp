@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Check a plugin's vtable and fill its optional members with stubs, so call
 // sites never test for NULL (the rdma-core dummy_ops idea).
-#include <twinwire/transport.hpp>
+#include "ops_normalise.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -22,7 +22,7 @@ int stub_send_buf_get(tw_conn *, size_t, tw_buf *) { return -EOPNOTSUPP; }
 int stub_send_buf_submit(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_borrow(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_return(tw_conn *, tw_buf *, size_t) { return -EOPNOTSUPP; }
-int stub_ctrl(tw_transport *, tw_conn *, int, void *) { return -EOPNOTSUPP; }
+int stub_ctrl(tw_transport *, tw_conn *, const char *, uint32_t, void *, size_t) { return -EOPNOTSUPP; }
 int stub_check_config(const tw_host *, char *, size_t) { return -EOPNOTSUPP; }
 
 template <class F> void fill(F &member, F stub)
@@ -35,12 +35,13 @@ template <class F> void fill(F &member, F stub)
 std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
 {
     if (!ops) return "the plugin has no operations table";
-    const size_t header = offsetof(tw_transport_ops, init);
-    if (ops->size < header)
-        return "operations table is " + std::to_string(ops->size) + " bytes, smaller than its " +
-               std::to_string(header) + "-byte header";
-    if (ops->version == 0) return "operations table has version 0";
-    // Members past the plugin's size do not exist for it: they stay NULL here.
+    // Any table of ABI 1 will do, smaller or larger than this host's: the
+    // whole 1.0 table must be there, members past the plugin's size do not
+    // exist for it (they stay NULL here, then get stubs), and members this
+    // host does not know are never looked at.  `version` decides nothing.
+    if (ops->size < TW_TRANSPORT_OPS_SIZE_V1)
+        return "operations table is " + std::to_string(ops->size) + " bytes, smaller than the " +
+               std::to_string(TW_TRANSPORT_OPS_SIZE_V1) + " bytes of ABI 1.0";
     std::memset(out, 0, sizeof *out);
     std::memcpy(out, ops, ops->size < sizeof *out ? ops->size : sizeof *out);
     out->size = sizeof *out;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // dlopen a plugin file and check it against the ABI before anything runs.
 #include "host_objects.hpp"
+#include "ops_normalise.hpp"
 #include "plugin_search.hpp"
 #include "plugin_trust.hpp"
 
@@ -72,8 +73,9 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     if (!info)
         return fail("its entry point refused this program's ABI " + std::to_string(TW_ABI_MAJOR) + "." +
                     std::to_string(TW_ABI_MINOR));
-    if (info->size < offsetof(tw_plugin_info, ops) + sizeof(info->ops))
-        return fail("plugin info is " + std::to_string(info->size) + " bytes, too small");
+    if (info->size < TW_PLUGIN_INFO_SIZE_V1)
+        return fail("plugin info is " + std::to_string(info->size) + " bytes, smaller than the " +
+                    std::to_string(TW_PLUGIN_INFO_SIZE_V1) + " bytes of ABI 1.0");
     if (info->abi_major != TW_ABI_MAJOR)
         return fail("built for ABI " + std::to_string(info->abi_major) + "." + std::to_string(info->abi_minor) +
                     ", this program speaks ABI " + std::to_string(TW_ABI_MAJOR) + "." + std::to_string(TW_ABI_MINOR));

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // An initialised transport and its per-loop state.
 #include "host_objects.hpp"
+#include "ops_normalise.hpp"
 #include "transport_keys.hpp"
+
+#include <tw_socket_backend.h>
 
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
@@ -59,12 +62,12 @@ std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
 }
 
 std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
-                                                  std::string *why)
+                                                  std::string *why, uint32_t host_table_size)
 {
     std::unique_ptr<Transport> t(new Transport());
     t->ops_ = library->ops();
     t->name_ = t->ops_.name;
-    t->host_ = std::make_unique<HostServices>(t->name_, config);
+    t->host_ = std::make_unique<HostServices>(t->name_, config, host_table_size);
     if (!init_transport(t->ops_, *t->host_, &t->handle_, why, library->path())) return nullptr;
     t->library_ = std::move(library);
     t->check_unknown_keys(config);

@@ -5,7 +5,10 @@
 #include "transport_keys.hpp"
 
 #include "host_objects.hpp"
+#include "ops_normalise.hpp"
 #include "plugin_search.hpp"
+
+#include <tw_socket_backend.h>
 
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>

@@ -294,7 +294,7 @@ static void start_resolve(tw_conn *c)
 
 int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
 {
-    if (!p || p->size < sizeof(tw_connect_params) || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
+    if (!p || p->size < TW_CONNECT_PARAMS_SIZE_V1 || !addr_ok(p->addr, p->addrlen)) return -EINVAL;
     if (p->source && !addr_ok(p->source, p->sourcelen)) return -EINVAL;
     if (p->source && p->source->sa_family != p->addr->sa_family) return -EAFNOSUPPORT;
     tw_conn *c = conn_new(l);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The ABI boundary: the vtable, the entry point, and the guards every call
-// passes (fork check, no exception crosses into C).
+// The ABI boundary: the functions of the vtable (the table and the entry
+// point are in ops_table.c), and the guards every call passes (fork check,
+// no exception crosses into C).
+#include "ops.h"
 #include "process_guard.hpp"
 #include "report.hpp"
 #include "transport.hpp"
@@ -46,6 +48,20 @@ template <class Fn> void guarded_void(Fn fn)
     } catch (...) {
     }
 }
+
+int addr_out(sockaddr *sa, sockaddr *addr, uint32_t *addrlen)
+{
+    if (!sa || sa->sa_family == 0) return -ENOTCONN;
+    uint32_t need = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    std::memcpy(addr, sa, std::min(need, *addrlen));
+    *addrlen = need;
+    return 0;
+}
+
+// The caller's tw_buf holds every ABI 1.0 member (it may hold more: ignored).
+bool buf_fits_v1(const tw_buf *b) { return b && b->size >= TW_BUF_SIZE_V1; }
+
+} // namespace
 
 int op_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
 {
@@ -203,15 +219,6 @@ const char *op_last_error(tw_conn *c)
     return c->last_error.c_str();
 }
 
-int addr_out(sockaddr *sa, sockaddr *addr, uint32_t *addrlen)
-{
-    if (!sa || sa->sa_family == 0) return -ENOTCONN;
-    uint32_t need = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-    std::memcpy(addr, sa, std::min(need, *addrlen));
-    *addrlen = need;
-    return 0;
-}
-
 int op_local_addr(tw_conn *c, sockaddr *addr, uint32_t *addrlen)
 {
     return guarded([&] { return c->id ? addr_out(rdma_get_local_addr(c->id), addr, addrlen) : -ENOTCONN; });
@@ -244,26 +251,32 @@ const char *op_strerror(int err)
 
 int op_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
 {
+    if (!buf_fits_v1(out)) return -EINVAL;
     return guarded([&] { return conn_send_buf_get(c, min_len, out); });
 }
 
 int op_send_buf_submit(tw_conn *c, tw_buf *buf)
 {
+    if (!buf_fits_v1(buf)) return -EINVAL;
     return guarded([&] { return conn_send_buf_submit(c, buf); });
 }
 
 int op_recv_buf_borrow(tw_conn *c, tw_buf *out)
 {
+    if (!buf_fits_v1(out)) return -EINVAL;
     return guarded([&] { return conn_recv_buf_borrow(c, out); });
 }
 
 int op_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed)
 {
+    if (!buf_fits_v1(buf)) return -EINVAL;
     return guarded([&] { return conn_recv_buf_return(c, buf, consumed); });
 }
 
-int op_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
+int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
+    // The RDMA plugin has no private operations: any namespace is foreign.
+    if (ns) return -EOPNOTSUPP;
     return guarded([&]() -> int {
         switch (op) {
         case TW_CTRL_GET_FD: return -ENOTSUP;
@@ -271,64 +284,11 @@ int op_ctrl(tw_transport *t, tw_conn *c, int op, void *data)
         case TW_CTRL_GET_TRANSPORT_STATS: {
             auto *st = static_cast<tw_transport_stats *>(data);
             tw_transport *tr = c ? c->loop->t : t;
-            if (!st || !tr || st->size < 8) return -EINVAL;
+            if (!st || !tr || len < 8 || st->size < 8 || st->size > len) return -EINVAL;
             tr->counters.fill(st);
             return 0;
         }
         default: return -EOPNOTSUPP;
         }
     });
-}
-
-const tw_transport_ops rdma_ops = {
-    sizeof(tw_transport_ops),
-    TW_TRANSPORT_OPS_VERSION,
-    "rdma",
-    "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
-    TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
-        TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL,
-    op_init,
-    op_fini,
-    op_probe,
-    op_describe,
-    op_loop_attach,
-    op_loop_detach,
-    op_has_pending,
-    op_process_pending,
-    op_listen,
-    op_accept,
-    op_listener_addr,
-    op_listener_close,
-    op_connect,
-    op_set_callback,
-    op_set_events,
-    op_read,
-    op_readv,
-    op_write,
-    op_writev,
-    op_shutdown,
-    op_close,
-    op_get_error,
-    op_last_error,
-    op_local_addr,
-    op_peer_addr,
-    op_get_stats,
-    op_strerror,
-    op_send_buf_get,
-    op_send_buf_submit,
-    op_recv_buf_borrow,
-    op_recv_buf_return,
-    op_ctrl,
-};
-
-const tw_plugin_info rdma_info = {
-    sizeof(tw_plugin_info), TW_PLUGIN_INFO_VERSION, TW_ABI_MAJOR, TW_ABI_MINOR, "rdma", "0.1.0", &rdma_ops,
-};
-
-} // namespace
-
-extern "C" TW_EXPORT const tw_plugin_info *TW_PLUGIN_ENTRY(uint32_t host_abi_major, uint32_t host_abi_minor)
-{
-    (void)host_abi_minor;
-    return host_abi_major == TW_ABI_MAJOR ? &rdma_info : nullptr;
 }

@@ -72,7 +72,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
 {
-    if (!p || p->size < sizeof(tw_listen_params) || !p->addr || !p->on_incoming) return -EINVAL;
+    if (!p || p->size < TW_LISTEN_PARAMS_SIZE_V1 || !p->addr || !p->on_incoming) return -EINVAL;
     if (!(p->addr->sa_family == AF_INET && p->addrlen >= sizeof(sockaddr_in)) &&
         !(p->addr->sa_family == AF_INET6 && p->addrlen >= sizeof(sockaddr_in6)))
         return -EAFNOSUPPORT;

@@ -10,12 +10,17 @@ namespace twrdma {
 void logf(const tw_transport *t, int level, const char *fmt, ...)
 {
     if (!t || !t->host || !t->host->log_enabled(t->host, level)) return;
-    char line[768];
+    const tw_host *host = t->host;
     va_list ap;
     va_start(ap, fmt);
-    std::vsnprintf(line, sizeof line, fmt, ap);
+    if (TW_HAS_MEMBER(host, tw_host, vlog) && host->vlog) {
+        host->vlog(host, level, fmt, ap); // ABI 1.1: no copy, no length limit
+    } else {
+        char line[768];
+        std::vsnprintf(line, sizeof line, fmt, ap);
+        host->log(host, level, "%s", line);
+    }
     va_end(ap);
-    t->host->log(t->host, level, "%s", line);
 }
 
 uint64_t now_ns(const tw_transport *t) { return t->host->now_ns(t->host); }

@@ -28,9 +28,10 @@ int copy_out(const std::string &text, char *buf, size_t len)
 int transport_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
 {
     if (!host || !out) return -EINVAL;
-    if (host->size < sizeof(tw_host) || host->version < 1) {
-        put_why(why, why_len, format("host services table of %u bytes (version %u) is older than this plugin needs",
-                                     host->size, host->version));
+    // Any host of ABI 1 will do: members past the 1.0 table are used only when present.
+    if (host->size < TW_HOST_SIZE_V1) {
+        put_why(why, why_len, format("host services table of %u bytes is smaller than the %zu bytes of ABI 1.0",
+                                     host->size, TW_HOST_SIZE_V1));
         return -TW_EABI;
     }
     fork_guard_arm();

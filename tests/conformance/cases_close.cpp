@@ -167,7 +167,7 @@ TEST_CASE("bytes the transport accepted before close still reach the peer", "[cl
     }
     {
         OpGuard guard;
-        tw_buf buf{};
+        tw_buf buf = TW_BUF_INIT;
         int rc = client.ops().send_buf_get(client.conn(), 0, &buf);
         if (rc == 0) {
             buf.len = std::min(buf.cap, stream.size() - accepted);

@@ -37,7 +37,7 @@ tw_transport_stats transport_stats(Env &env, bool *supported)
 {
     tw_transport_stats s{};
     s.size = sizeof s;
-    int rc = env.ops().ctrl(env.transport().handle(), nullptr, TW_CTRL_GET_TRANSPORT_STATS, &s);
+    int rc = env.ops().ctrl(env.transport().handle(), nullptr, nullptr, TW_CTRL_GET_TRANSPORT_STATS, &s, sizeof s);
     *supported = rc == 0;
     return s;
 }

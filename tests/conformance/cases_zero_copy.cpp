@@ -61,13 +61,13 @@ TEST_CASE("zero-copy buffers round-trip in stream order, and a partial return ke
     // Sender: write, then a lent buffer, then write again - one stream.
     std::string middle = make_payload(3000, 11);
     write_all(env, client, "AAA");
-    tw_buf out{};
+    tw_buf out = TW_BUF_INIT;
     {
         OpGuard guard;
         REQUIRE(ops.send_buf_get(client.conn(), middle.size(), &out) == 0);
         REQUIRE(out.data != nullptr);
         REQUIRE(out.cap >= middle.size());
-        tw_buf second{};
+        tw_buf second = TW_BUF_INIT;
         CHECK(ops.send_buf_get(client.conn(), 1, &second) < 0); // one buffer out at a time
         memcpy(out.data, middle.data(), middle.size());
         out.len = middle.size();
@@ -76,18 +76,18 @@ TEST_CASE("zero-copy buffers round-trip in stream order, and a partial return ke
     write_all(env, client, "CCC");
     {
         OpGuard guard;
-        tw_buf empty{};
+        tw_buf empty = TW_BUF_INIT;
         REQUIRE(ops.send_buf_get(client.conn(), 0, &empty) == 0); // len 0 just hands it back
         empty.len = 0;
         CHECK(ops.send_buf_submit(client.conn(), &empty) == 0);
-        tw_buf huge{};
+        tw_buf huge = TW_BUF_INIT;
         CHECK(ops.send_buf_get(client.conn(), SIZE_MAX / 2, &huge) == -EMSGSIZE);
     }
     const std::string expected = "AAA" + middle + "CCC";
 
     // Receiver: borrow, consume half, and the other half is still there.
     std::string assembled;
-    tw_buf in{};
+    tw_buf in = TW_BUF_INIT;
     REQUIRE(borrow(env, peer, &in) == 0);
     REQUIRE(in.len > 0);
     REQUIRE(std::string(static_cast<char *>(in.data), in.len) == expected.substr(0, in.len));
@@ -138,12 +138,12 @@ TEST_CASE("returning a buffer that was not lent is refused and changes nothing",
     write_all(env, client, "kept");
     REQUIRE(env.run_until([&] { return !server.endpoints.empty() && server.endpoints[0]->connected; }));
     Endpoint &peer = *server.endpoints[0];
-    tw_buf bogus{};
+    tw_buf bogus = TW_BUF_INIT;
     char stack[4];
     bogus.data = stack;
     bogus.len = bogus.cap = sizeof stack;
     CHECK(give_back(peer, &bogus, 1) == -EINVAL);
-    tw_buf in{};
+    tw_buf in = TW_BUF_INIT;
     REQUIRE(borrow(env, peer, &in) == 0);
     CHECK(give_back(peer, &in, in.len + 1) == -EINVAL); // more than was lent
     std::string got(static_cast<char *>(in.data), in.len);

@@ -22,7 +22,7 @@ int socket_of(Endpoint &e)
 {
     int fd = -1;
     OpGuard guard;
-    REQUIRE(e.ops().ctrl(nullptr, e.conn(), TW_CTRL_GET_FD, &fd) == 0);
+    REQUIRE(e.ops().ctrl(nullptr, e.conn(), nullptr, TW_CTRL_GET_FD, &fd, sizeof fd) == 0);
     return fd;
 }
 
@@ -50,11 +50,14 @@ TEST_CASE("tcp: TW_CTRL_GET_FD gives the connection's own socket, with TCP_NODEL
 
     int off = 0, on = 1;
     OpGuard guard;
-    CHECK(env.ops().ctrl(nullptr, client.conn(), TW_CTRL_SET_NODELAY, &off) == 0);
+    CHECK(env.ops().ctrl(nullptr, client.conn(), nullptr, TW_CTRL_SET_NODELAY, &off, sizeof off) == 0);
     CHECK(nodelay_of(fd) == 0);
-    CHECK(env.ops().ctrl(nullptr, client.conn(), TW_CTRL_SET_NODELAY, &on) == 0);
+    CHECK(env.ops().ctrl(nullptr, client.conn(), nullptr, TW_CTRL_SET_NODELAY, &on, sizeof on) == 0);
     CHECK(nodelay_of(fd) != 0);
-    CHECK(env.ops().ctrl(nullptr, client.conn(), 0x7777, &on) == -EOPNOTSUPP);
+    CHECK(env.ops().ctrl(nullptr, client.conn(), nullptr, 0x7777, &on, sizeof on) == -EOPNOTSUPP);
+    // The data's length is checked, and another transport's namespace is not TCP's.
+    CHECK(env.ops().ctrl(nullptr, client.conn(), nullptr, TW_CTRL_SET_NODELAY, &on, 1) == -EINVAL);
+    CHECK(env.ops().ctrl(nullptr, client.conn(), "rdma", TW_CTRL_SET_NODELAY, &on, sizeof on) == -EOPNOTSUPP);
 }
 
 TEST_CASE("tcp: last_error names the call, the errno and a hint", "[tcp][errors]")

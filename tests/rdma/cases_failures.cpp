@@ -116,7 +116,7 @@ TEST_CASE("a connect request whose client already gave up is cleaned up quietly,
     // Whatever the server saw of it is gone with the Env.
     tw_transport_stats st{};
     st.size = sizeof st;
-    REQUIRE(transport().ops().ctrl(transport().handle(), nullptr, TW_CTRL_GET_TRANSPORT_STATS, &st) == 0);
+    REQUIRE(transport().ops().ctrl(transport().handle(), nullptr, nullptr, TW_CTRL_GET_TRANSPORT_STATS, &st, sizeof st) == 0);
     CHECK(st.connections_open == 0);
     CHECK(logs.warnings() == 0);
     INFO(logs.text());

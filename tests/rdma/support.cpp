@@ -66,7 +66,7 @@ tw_transport_stats transport_stats(conformance::Env &env)
 {
     tw_transport_stats s{};
     s.size = sizeof s;
-    if (env.ops().ctrl(env.transport().handle(), nullptr, TW_CTRL_GET_TRANSPORT_STATS, &s) != 0)
+    if (env.ops().ctrl(env.transport().handle(), nullptr, nullptr, TW_CTRL_GET_TRANSPORT_STATS, &s, sizeof s) != 0)
         throw std::runtime_error("TW_CTRL_GET_TRANSPORT_STATS failed");
     return s;
 }

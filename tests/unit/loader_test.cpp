@@ -114,12 +114,28 @@ TEST_CASE("a plugin built for another ABI major: reason names both versions", "[
 
 TEST_CASE("a plugin whose info claims another ABI major is rejected", "[loader]")
 {
-    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_INFO_ABI2"), "built for ABI 2.0, this program speaks ABI 1.0");
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_INFO_ABI2"), "built for ABI 2.1, this program speaks ABI 1.1");
 }
 
 TEST_CASE("a plugin missing a mandatory operation: reason names the operation", "[loader]")
 {
     check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_NO_ACCEPT"), "missing required operation 'accept'");
+}
+
+TEST_CASE("an operations table smaller than ABI 1.0's is refused, naming both sizes", "[loader][growth]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_SMALL_OPS"),
+                                 "operations table is " + std::to_string(TW_TRANSPORT_OPS_SIZE_V1 - 8) +
+                                     " bytes, smaller than the " + std::to_string(TW_TRANSPORT_OPS_SIZE_V1) +
+                                     " bytes of ABI 1.0");
+}
+
+TEST_CASE("a plugin info smaller than ABI 1.0's is refused, naming both sizes", "[loader][growth]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_SMALL_INFO"),
+                                 "plugin info is " + std::to_string(TW_PLUGIN_INFO_SIZE_V1 - 8) +
+                                     " bytes, smaller than the " + std::to_string(TW_PLUGIN_INFO_SIZE_V1) +
+                                     " bytes of ABI 1.0");
 }
 
 TEST_CASE("a plugin whose own dependency is missing: reason names the library", "[loader]")

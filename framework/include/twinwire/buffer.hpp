@@ -3,6 +3,8 @@
 // received and not yet consumed, or what it still has to send.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -11,7 +13,7 @@ struct evbuffer;
 
 namespace twinwire {
 
-class Buffer {
+class TW_API Buffer {
 public:
     Buffer();
     ~Buffer();

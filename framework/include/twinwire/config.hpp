@@ -3,6 +3,8 @@
 // calls, validated against a schema of known keys.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,22 +17,22 @@ namespace twinwire {
 
 /// Thrown for unknown keys, bad values and unreadable files.  what() names the
 /// key, the value and where it came from ("twinwire.conf:12").
-class ConfigError : public std::runtime_error {
+class TW_API ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 /// "foo": a transport name ([a-z0-9_], 1..32, not "auto").  Returns "" when
 /// good, otherwise what is wrong.
-std::string check_transport_name(const std::string &name);
+TW_API std::string check_transport_name(const std::string &name);
 /// "auto", "tcp", "rdma", "foo,tcp" -> its names, in order.  Throws
 /// ConfigError when the text is not auto, one name or a list of names
 /// (auto alone; no name twice).
-std::vector<std::string> parse_transport_list(const std::string &text);
+TW_API std::vector<std::string> parse_transport_list(const std::string &text);
 
 /// One known key.  `check` returns an empty string when the value is good,
 /// otherwise what is wrong with it ("expected an integer 1..1024").
-struct ConfigKey {
+struct TW_API ConfigKey {
     std::string name;          ///< "listen_port", "kvd.maxclients"
     std::string default_value; ///< as text; "" = unset
     std::string help;          ///< one line for --help and the docs
@@ -39,17 +41,17 @@ struct ConfigKey {
 
 /// Common validators for ConfigKey::check.
 namespace check {
-std::function<std::string(const std::string &)> integer(int64_t min, int64_t max);
-std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max); ///< 64k, 4M, 1G
-std::function<std::string(const std::string &)> one_of(std::vector<std::string> values);
-std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
-std::function<std::string(const std::string &)> any();
-std::function<std::string(const std::string &)> absolute_path_or_empty();
-std::function<std::string(const std::string &)> absolute_path_list_or_empty(); ///< "/a:/b"
+TW_API std::function<std::string(const std::string &)> integer(int64_t min, int64_t max);
+TW_API std::function<std::string(const std::string &)> size_bytes(uint64_t min, uint64_t max); ///< 64k, 4M, 1G
+TW_API std::function<std::string(const std::string &)> one_of(std::vector<std::string> values);
+TW_API std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
+TW_API std::function<std::string(const std::string &)> any();
+TW_API std::function<std::string(const std::string &)> absolute_path_or_empty();
+TW_API std::function<std::string(const std::string &)> absolute_path_list_or_empty(); ///< "/a:/b"
 } // namespace check
 
 /// Where a value came from, for error messages.
-struct ConfigValue {
+struct TW_API ConfigValue {
     std::string value;
     std::string origin; ///< "default", "twinwire.conf:12", "environment TWINWIRE_X", "api"
 };
@@ -62,7 +64,7 @@ struct ConfigValue {
  * are and checked by that transport's check_config and init when the
  * transports are selected (see transport_key_names(), unknown_keys_under()).
  */
-class Config {
+class TW_API Config {
 public:
     /// A config with the framework's own keys and their defaults.
     Config();

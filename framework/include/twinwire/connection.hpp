@@ -2,6 +2,8 @@
 // A buffered connection over any transport, driven by its loop.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <twinwire/buffer.hpp>
 #include <twinwire/transport.h>
 
@@ -19,7 +21,7 @@ class Transport;
 struct ConnectionAccess;
 
 /// Why a connection ended.
-struct CloseInfo {
+struct TW_API CloseInfo {
     int error = 0;       ///< 0 for a clean end, else a negative errno / TW_E* code
     std::string reason;  ///< one line: "peer closed", "read: Connection reset by peer", ...
     bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
@@ -34,7 +36,7 @@ struct CloseInfo {
  * ConnectionPtr kept by the application stays valid after the close (its
  * calls then do nothing and return false).  Use it only on its loop's thread.
  */
-class Connection : public std::enable_shared_from_this<Connection> {
+class TW_API Connection : public std::enable_shared_from_this<Connection> {
 public:
     /// New bytes arrived: `input` holds everything not yet drained.  Consume
     /// what you can (drain/take) and leave the rest for the next call.

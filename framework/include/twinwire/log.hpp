@@ -2,6 +2,8 @@
 // Process-wide logging: one line per message, with time, level and source.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <twinwire/host.h>
 
 #include <cstdarg>
@@ -12,31 +14,31 @@ namespace twinwire {
 enum class LogLevel { Error = TW_LOG_ERROR, Warn = TW_LOG_WARN, Info = TW_LOG_INFO, Debug = TW_LOG_DEBUG, Trace = TW_LOG_TRACE };
 
 /// Parse "error", "warn", "info", "debug", "trace"; throws ConfigError otherwise.
-LogLevel parse_log_level(const std::string &text);
-const char *to_string(LogLevel level);
+TW_API LogLevel parse_log_level(const std::string &text);
+TW_API const char *to_string(LogLevel level);
 
 namespace log {
 
 /// Messages below `level` are dropped (default Info).
-void set_level(LogLevel level);
-LogLevel level();
-bool enabled(LogLevel level);
+TW_API void set_level(LogLevel level);
+TW_API LogLevel level();
+TW_API bool enabled(LogLevel level);
 
 /// Write to `path` (appending) instead of stderr; "" = stderr.  Throws
 /// std::system_error when the file cannot be opened.
-void set_file(const std::string &path);
+TW_API void set_file(const std::string &path);
 /// Reopen the current log file (after logrotate moved it; SIGHUP in daemons).
 /// Safe to call from any thread; returns false when it could not reopen.
-bool reopen();
+TW_API bool reopen();
 
 /// Send every line to `sink` as well (tests capture logs this way).
 /// nullptr removes it.  The sink runs under the log lock: keep it short.
 using Sink = void (*)(LogLevel level, const char *source, const char *line, void *arg);
-void set_sink(Sink sink, void *arg);
+TW_API void set_sink(Sink sink, void *arg);
 
 /// "2026-11-22T10:00:00.123Z twinwire[1234] INFO [source] message"
-void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);
-void vwrite(LogLevel level, const char *source, const char *fmt, va_list ap);
+TW_API void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);
+TW_API void vwrite(LogLevel level, const char *source, const char *fmt, va_list ap);
 
 } // namespace log
 

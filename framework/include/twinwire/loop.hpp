@@ -2,6 +2,8 @@
 // One libevent event loop per thread, and the timers that run on it.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <twinwire/transport.h>
 
 #include <chrono>
@@ -27,7 +29,7 @@ struct LoopImpl;
  * deliver that (process_pending_data), then wait for fds - without sleeping
  * while any transport still has pending data.
  */
-class Loop {
+class TW_API Loop {
 public:
     explicit Loop(unsigned index = 0);
     ~Loop();
@@ -76,7 +78,7 @@ private:
 
 /// A timer on one loop.  Its callback runs on that loop's thread.  The Timer
 /// must be used and destroyed on that thread; destroying it cancels it.
-class Timer {
+class TW_API Timer {
 public:
     Timer(Loop &loop, std::function<void()> callback);
     ~Timer();
@@ -98,6 +100,6 @@ private:
 };
 
 /// CLOCK_MONOTONIC in nanoseconds.
-uint64_t monotonic_ns();
+TW_API uint64_t monotonic_ns();
 
 } // namespace twinwire

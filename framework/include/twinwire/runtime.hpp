@@ -3,6 +3,8 @@
 // listeners, client connections, signals and graceful shutdown.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <twinwire/config.hpp>
 #include <twinwire/connection.hpp>
 #include <twinwire/loop.hpp>
@@ -21,12 +23,12 @@ struct ListenerImpl;
 
 /// Thrown by Runtime::start() / listen() when the process cannot serve:
 /// transport = rdma and the plugin failed, the address is in use, ...
-class StartupError : public std::runtime_error {
+class TW_API StartupError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
-struct ListenOptions {
+struct TW_API ListenOptions {
     std::string address;   ///< "" = config listen_address
     int port = -1;         ///< -1 = config listen_port; 0 = any free port
     int backlog = -1;      ///< -1 = config listen_backlog
@@ -34,7 +36,7 @@ struct ListenOptions {
 
 /// A listening endpoint: one listener per transport in use (auto: TCP and,
 /// when RDMA is in use, RDMA), all on the same address and port.
-class Listener {
+class TW_API Listener {
 public:
     ~Listener();
     /// The port (the one the kernel chose when asked for port 0).
@@ -55,7 +57,7 @@ private:
 /// A new server-side connection; runs on the connection's own loop.
 using AcceptHandler = std::function<void(const ConnectionPtr &)>;
 
-struct ConnectOptions {
+struct TW_API ConnectOptions {
     ConnectOptions() = default;
     ConnectOptions(std::string peer, uint16_t peer_port) : address(std::move(peer)), port(peer_port) {}
 
@@ -80,7 +82,7 @@ using ConnectHandler = std::function<void(const ConnectionPtr &, const std::stri
  * that constructed the runtime; loops 1..threads-1 run on worker threads
  * from start() on.
  */
-class Runtime {
+class TW_API Runtime {
 public:
     explicit Runtime(Config config);
     ~Runtime(); ///< stops (without drain) if still running

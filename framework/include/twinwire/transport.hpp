@@ -2,6 +2,8 @@
 // Loaded transports: the built-in TCP backend and plugins found with dlopen.
 #pragma once
 
+#include <twinwire/export.hpp>
+
 #include <twinwire/config.hpp>
 #include <twinwire/transport.h>
 
@@ -15,7 +17,7 @@ class Loop;
 struct HostServices;
 
 /// What the loader did, step by step, for logs and twinwire-info.
-struct PluginLoadReport {
+struct TW_API PluginLoadReport {
     struct Attempt {
         std::string path;   ///< the file tried (absolute)
         std::string result; ///< "not found", "dlopen failed: ...", "loaded", ...
@@ -32,7 +34,7 @@ struct PluginLoadReport {
 
 /// A plugin file that passed dlopen, dlsym and the ABI checks, not yet
 /// initialised.  Owns the dlopen handle.
-class PluginLibrary {
+class TW_API PluginLibrary {
 public:
     /// Search for "twinwire-<name>-abi<N>.so" and open it.  Where: the
     /// directories (or the one file) of plugin_path, whose environment form
@@ -63,16 +65,11 @@ private:
     std::string path_;
 };
 
-/// Check a vtable and complete it: returns "" and fills *out when every
-/// required member is there, otherwise the reason ("missing required
-/// operation 'accept'", "ops table is 16 bytes, smaller than its header").
-std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out);
-
 /**
  * An initialised transport: ops + tw_transport handle + its per-loop state.
  * One per transport per process.
  */
-class Transport {
+class TW_API Transport {
 public:
     /// The built-in TCP backend.  Throws std::runtime_error if it cannot init.
     static std::unique_ptr<Transport> builtin_tcp(const Config &config);
@@ -80,9 +77,13 @@ public:
     /// plugin's init refuses.  Throws ConfigError when init reports a bad
     /// value (-TW_ECONFIG) or leaves keys under its prefix unread (unknown
     /// keys): configuration mistakes stop start-up in every mode.
-    /// Takes ownership of the library.
+    /// Takes ownership of the library.  `host_table_size` 0 hands the
+    /// plugin this host's whole tw_host table; a smaller size hands it the
+    /// table an older host would (members past the size zeroed), to check
+    /// that a plugin does without what it lacks, or that it refuses a table
+    /// below TW_HOST_SIZE_V1 (std::invalid_argument below the 8-byte header).
     static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
-                                                  std::string *why);
+                                                  std::string *why, uint32_t host_table_size = 0);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
 
     const tw_transport_ops &ops() const { return ops_; }
@@ -115,11 +116,8 @@ private:
     std::vector<std::pair<Loop *, tw_transport_loop *>> loops_;
 };
 
-/// The entry point of the built-in TCP backend (same signature as a plugin's).
-extern "C" const tw_plugin_info *tw_socket_backend_entry(uint32_t host_abi_major, uint32_t host_abi_minor);
-
 /// The transports a process uses, decided from the config.
-struct TransportSelection {
+struct TW_API TransportSelection {
     std::unique_ptr<Transport> tcp;                  ///< the built-in backend, always initialised
     std::vector<std::unique_ptr<Transport>> plugins; ///< plugins that loaded and initialised, in list order
     /// Listened on and connected with, in order of preference: auto gives
@@ -149,12 +147,12 @@ struct TransportSelection {
  * installed: remove the keys or install it).  A plugin without
  * check_config is logged as not checked.  select_transports() calls it.
  */
-void check_transport_keys(const Config &config);
+TW_API void check_transport_keys(const Config &config);
 
 /// The keys transport `name` knows (its check_config looks them up with
 /// nothing set; the built-in TCP backend's init if it has none), for --help.
 /// Empty when the plugin is not found or cannot say.
-std::vector<std::string> transport_keys(const std::string &name, const Config &config);
+TW_API std::vector<std::string> transport_keys(const std::string &name, const Config &config);
 
 /**
  * Decide from `transport`: tcp never touches a plugin; a single NAME loads
@@ -163,6 +161,6 @@ std::vector<std::string> transport_keys(const std::string &name, const Config &c
  * usable); auto is rdma if usable, else tcp, logging ONE line with the
  * reason.  Configuration mistakes throw ConfigError in every mode.
  */
-TransportSelection select_transports(const Config &config);
+TW_API TransportSelection select_transports(const Config &config);
 
 } // namespace twinwire

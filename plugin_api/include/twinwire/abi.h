@@ -9,12 +9,37 @@
  *    type or meaning, or is removed.  The major version is part of the plugin
  *    entry symbol (twinwire_plugin_entry_v<MAJOR>) and of the plugin file name
  *    (twinwire-<name>-abi<MAJOR>.so), so a plugin of another major version
- *    fails to load with a clear reason instead of crashing.
- *  - TW_ABI_MINOR grows when a member is appended to the end of a table.
- *    Every table starts with `size` (bytes the producer knows) and `version`
- *    (the producer's TW_*_VERSION).  A consumer reads a member only when
- *    `size > offsetof(table, member)` (see TW_HAS_MEMBER); otherwise it
- *    treats the member as absent.  Nothing is ever inserted in the middle.
+ *    fails to load with a clear reason instead of crashing.  This header is
+ *    the one place the major is written: the entry symbol, the plugins'
+ *    version scripts and their file names are all derived from it.
+ *  - TW_ABI_MINOR grows when a member is appended to the end of a struct, or
+ *    when a new flag bit, enum value or error code is given to an existing
+ *    member.  Nothing is ever inserted in the middle.
+ *  - Every struct that crosses the boundary starts with `uint32_t size`, the
+ *    number of bytes of the struct its producer knows (sizeof in the
+ *    producer's build; for a struct the caller passes to be filled, the
+ *    caller's sizeof).  `size` is the one authority for which members exist:
+ *    a member is present when the whole member fits in `size`, that is
+ *    `size >= offsetof(type, member) + sizeof(member)` (TW_HAS_MEMBER).  A
+ *    consumer treats an absent member as zero / NULL / "not offered", never
+ *    reads or writes past `size`, and ignores bytes past its own sizeof.
+ *  - tw_host, tw_transport_ops, tw_plugin_info, tw_listen_params,
+ *    tw_connect_params and tw_buf each have a minimum, TW_<NAME>_SIZE_V1: the
+ *    size of their ABI 1.0 layout.  Everything inside that minimum is always present; a table
+ *    smaller than it is refused with the reason (-TW_EABI or -EINVAL).  A
+ *    consumer accepts any size at or above the minimum, smaller or larger
+ *    than its own sizeof, and reads members past the minimum only behind
+ *    TW_HAS_MEMBER.
+ *  - Structs a caller passes to be filled (tw_conn_stats,
+ *    tw_transport_stats) have no minimum: the callee fills what fits in the
+ *    caller's `size` (at least the 8-byte size/version header).
+ *  - `version` (second member of tw_host, tw_transport_ops, tw_plugin_info
+ *    and the stats) is the producer's TW_ABI_MINOR.  It never says which
+ *    members exist (size does).  It says which *values* the producer
+ *    understands: a flag bit, enum value, error code or ctrl op introduced
+ *    in ABI 1.N is passed to a party (in any argument or struct, the params
+ *    and tw_buf included) only when that party's table has version >= N.
+ *    Nobody refuses a table for its version.
  */
 #ifndef TWINWIRE_ABI_H
 #define TWINWIRE_ABI_H
@@ -22,17 +47,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Defined elsewhere only by twinwire's own build to test the next major
+ * (-DTW_ABI_MAJOR=2); everyone else gets the real one. */
+#ifndef TW_ABI_MAJOR
 #define TW_ABI_MAJOR 1
-#define TW_ABI_MINOR 0
+#endif
+/* 1.1: tw_host.vlog appended. */
+#define TW_ABI_MINOR 1
 
 #define TW_STRINGIFY_(x) #x
 #define TW_STRINGIFY(x) TW_STRINGIFY_(x)
 
+#define TW_PASTE_(a, b) a##b
+#define TW_PASTE(a, b) TW_PASTE_(a, b)
+
 /** Name of the one symbol a plugin exports: twinwire_plugin_entry_v1. */
 #define TW_PLUGIN_ENTRY_SYMBOL_FOR(major) "twinwire_plugin_entry_v" TW_STRINGIFY(major)
 #define TW_PLUGIN_ENTRY_SYMBOL TW_PLUGIN_ENTRY_SYMBOL_FOR(TW_ABI_MAJOR)
-/** The C identifier of the entry point, for the plugin's own definition. */
-#define TW_PLUGIN_ENTRY twinwire_plugin_entry_v1
+/** The C identifier of the entry point, for the plugin's own definition:
+ *  twinwire_plugin_entry_v<TW_ABI_MAJOR>, pasted from the major above. */
+#define TW_PLUGIN_ENTRY TW_PASTE(twinwire_plugin_entry_v, TW_ABI_MAJOR)
 
 /** File name of a transport plugin: twinwire-rdma-abi1.so for name "rdma". */
 #define TW_PLUGIN_FILE_NAME(name) "twinwire-" name "-abi" TW_STRINGIFY(TW_ABI_MAJOR) ".so"
@@ -54,9 +88,11 @@
 #define TW_END_DECLS
 #endif
 
-/** True when a table of `size` bytes (its own `size` field) holds `member`. */
-#define TW_HAS_MEMBER(table_ptr, type, member) \
-    ((table_ptr)->size >= offsetof(type, member) + sizeof(((type *)0)->member))
+/** The number of bytes of `type` up to and including `member`. */
+#define TW_SIZE_THROUGH(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
+/** True when a struct whose `size` field says how many bytes it has holds
+ *  the whole of `member` (see the rules above). */
+#define TW_HAS_MEMBER(table_ptr, type, member) ((size_t)(table_ptr)->size >= TW_SIZE_THROUGH(type, member))
 
 /* Layout checks that work in C99 (no _Static_assert there), C11 and C++. */
 #if defined(__cplusplus)

@@ -21,6 +21,8 @@
 
 #include <twinwire/abi.h>
 
+#include <stdarg.h> /* va_list, for vlog */
+
 TW_BEGIN_DECLS
 
 /** One event loop of the host; one per thread.  Opaque to plugins. */
@@ -54,17 +56,21 @@ typedef void (*tw_timer_cb)(tw_timer *timer, void *arg);
 /** A unit of work for run_in_loop. */
 typedef void (*tw_task_fn)(void *arg);
 
-#define TW_HOST_VERSION 1
+/** What a host puts in tw_host.version: its TW_ABI_MINOR (see abi.h). */
+#define TW_HOST_VERSION TW_ABI_MINOR
 
 /**
  * The host services table.  `size` is sizeof(struct tw_host) as the host was
- * built; a plugin built against a newer header checks TW_HAS_MEMBER before
- * calling a member added after version 1.  Every member of version 1 is
- * always present (never NULL).
+ * built, at least TW_HOST_SIZE_V1 (a plugin refuses a smaller table in init
+ * with -TW_EABI and the reason).  Every member inside TW_HOST_SIZE_V1 is
+ * always present (never NULL); a plugin calls a member past it only when
+ * TW_HAS_MEMBER(host, struct tw_host, member) is true and the member is not
+ * NULL, and otherwise does without (e.g. vlog: format the line itself and
+ * call log).  A host may hand out a table larger than the plugin knows.
  */
 struct tw_host {
     uint32_t size;    /**< sizeof(struct tw_host) in the host's build. */
-    uint32_t version; /**< TW_HOST_VERSION of the host's build. */
+    uint32_t version; /**< TW_HOST_VERSION (the host's TW_ABI_MINOR). */
     void *host_data;  /**< Private to the host; plugins must not touch it. */
 
     /* --- logging ------------------------------------------------------ */
@@ -134,10 +140,20 @@ struct tw_host {
     unsigned (*loop_index)(const tw_loop *loop);
     /** Non-zero when called on `loop`'s own thread. */
     int (*in_loop_thread)(const tw_loop *loop);
+
+    /* --- end of the ABI 1.0 table (TW_HOST_SIZE_V1) --------------------- */
+
+    /** log with a va_list, for a plugin that has its own printf-style
+     *  wrapper.  Appended after 1.0: check TW_HAS_MEMBER before calling. */
+    void (*vlog)(const struct tw_host *host, int level, const char *fmt, va_list ap) TW_PRINTF(3, 0);
 };
 
+/** Size of the ABI 1.0 host table: the smallest a plugin must accept. */
+#define TW_HOST_SIZE_V1 TW_SIZE_THROUGH(struct tw_host, in_loop_thread)
+
 #if TW_ABI_LP64
-TW_ABI_ASSERT(sizeof(struct tw_host) == 128, tw_host_size);
+TW_ABI_ASSERT(TW_HOST_SIZE_V1 == 128, tw_host_size_v1);
+TW_ABI_ASSERT(sizeof(struct tw_host) == 136, tw_host_size);
 TW_ABI_ASSERT(offsetof(struct tw_host, version) == 4, tw_host_version);
 TW_ABI_ASSERT(offsetof(struct tw_host, host_data) == 8, tw_host_host_data);
 TW_ABI_ASSERT(offsetof(struct tw_host, log) == 16, tw_host_log);
@@ -154,6 +170,7 @@ TW_ABI_ASSERT(offsetof(struct tw_host, timer_del) == 96, tw_host_timer_del);
 TW_ABI_ASSERT(offsetof(struct tw_host, run_in_loop) == 104, tw_host_run_in_loop);
 TW_ABI_ASSERT(offsetof(struct tw_host, loop_index) == 112, tw_host_loop_index);
 TW_ABI_ASSERT(offsetof(struct tw_host, in_loop_thread) == 120, tw_host_in_loop_thread);
+TW_ABI_ASSERT(offsetof(struct tw_host, vlog) == 128, tw_host_vlog);
 #endif
 
 TW_END_DECLS

@@ -116,9 +116,11 @@ typedef void (*tw_conn_cb)(tw_conn *conn, uint32_t events, void *arg);
  *  Runs on the listener's loop; level-triggered like TW_EV_READ. */
 typedef void (*tw_incoming_cb)(tw_listener *listener, void *arg);
 
-/** Parameters of listen(). */
+/** Parameters of listen().  The host sets `size` to its sizeof; the
+ *  transport refuses (-EINVAL) a size below TW_LISTEN_PARAMS_SIZE_V1 and
+ *  reads members past it only behind TW_HAS_MEMBER (see abi.h). */
 struct tw_listen_params {
-    uint32_t size;               /**< sizeof(struct tw_listen_params) */
+    uint32_t size;               /**< sizeof(struct tw_listen_params) in the caller's build */
     int32_t backlog;             /**< pending-connection queue; <= 0: transport default */
     const struct sockaddr *addr; /**< address and port to bind (port 0: any) */
     uint32_t addrlen;            /**< length of *addr */
@@ -127,9 +129,10 @@ struct tw_listen_params {
     void *arg;                   /**< passed to on_incoming */
 };
 
-/** Parameters of connect(). */
+/** Parameters of connect().  `size` as for tw_listen_params; the minimum is
+ *  TW_CONNECT_PARAMS_SIZE_V1. */
 struct tw_connect_params {
-    uint32_t size;                 /**< sizeof(struct tw_connect_params) */
+    uint32_t size;                 /**< sizeof(struct tw_connect_params) in the caller's build */
     uint32_t timeout_ms;           /**< give up (TW_EV_ERROR, -ETIMEDOUT) after this; 0: transport default */
     const struct sockaddr *addr;   /**< peer address and port */
     const struct sockaddr *source; /**< local address to bind, or NULL */
@@ -139,24 +142,38 @@ struct tw_connect_params {
     uint32_t reserved;             /**< 0 */
 };
 
+#define TW_LISTEN_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_listen_params, arg)
+#define TW_CONNECT_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_connect_params, reserved)
+
 /**
- * A buffer of the zero-copy API.  For a send buffer the transport fills
- * data/cap and the caller sets len; for a received buffer the transport fills
- * data/len (cap == len).  `token` belongs to the transport.
+ * A buffer of the zero-copy API.  The caller sets `size` (its sizeof, e.g.
+ * with TW_BUF_INIT) before send_buf_get / recv_buf_borrow; the transport
+ * refuses (-EINVAL) a size below TW_BUF_SIZE_V1, fills only the members that
+ * fit in `size` and keeps `size` as it was.  For a send buffer the transport
+ * fills data/cap and the caller sets len; for a received buffer the
+ * transport fills data/len (cap == len).  `token` belongs to the transport.
  */
 struct tw_buf {
+    uint32_t size;  /**< sizeof(struct tw_buf) in the caller's build */
+    uint32_t flags; /**< reserved, 0 */
     void *data;
     size_t len;
     size_t cap;
     uint64_t token;
 };
 
-#define TW_CONN_STATS_VERSION 1
+#define TW_BUF_SIZE_V1 TW_SIZE_THROUGH(struct tw_buf, token)
+/** An empty tw_buf with its size set: `struct tw_buf b = TW_BUF_INIT;` */
+#define TW_BUF_INIT {sizeof(struct tw_buf), 0, NULL, 0, 0, 0}
 
-/** Per-connection counters; every field counts from the connection's start. */
+/** What a transport puts in tw_conn_stats.version: its TW_ABI_MINOR. */
+#define TW_CONN_STATS_VERSION TW_ABI_MINOR
+
+/** Per-connection counters; every field counts from the connection's start.
+ *  The transport fills only the members that fit in the caller's `size`. */
 struct tw_conn_stats {
     uint32_t size;              /**< set by the caller: sizeof(struct tw_conn_stats) */
-    uint32_t version;           /**< set by the transport: TW_CONN_STATS_VERSION */
+    uint32_t version;           /**< set by the transport: its TW_ABI_MINOR */
     uint64_t bytes_sent;        /**< payload bytes handed to the wire */
     uint64_t bytes_received;    /**< payload bytes taken off the wire */
     uint64_t messages_sent;     /**< transport units sent (TCP: send calls; RDMA: data work requests) */
@@ -172,12 +189,13 @@ struct tw_conn_stats {
     uint64_t control_received;  /**< protocol control messages received */
 };
 
-#define TW_TRANSPORT_STATS_VERSION 1
+/** What a transport puts in tw_transport_stats.version: its TW_ABI_MINOR. */
+#define TW_TRANSPORT_STATS_VERSION TW_ABI_MINOR
 
 /** Per-transport counters (all loops together). */
 struct tw_transport_stats {
     uint32_t size;                 /**< set by the caller */
-    uint32_t version;              /**< set by the transport */
+    uint32_t version;              /**< set by the transport: its TW_ABI_MINOR */
     uint64_t connections_open;     /**< connections currently allocated, handshaking included */
     uint64_t connections_accepted; /**< handshakes completed by accept */
     uint64_t connections_connected;/**< handshakes completed by connect */
@@ -188,16 +206,26 @@ struct tw_transport_stats {
     uint64_t quarantined_bytes;    /**< memory held back because a dead peer might still write it */
 };
 
-/** Operations for ctrl().  Values below 0x10000 are shared; a transport's
- *  own start at TW_CTRL_PRIVATE. */
+/**
+ * Shared operations for ctrl(), called with `ns` NULL.  Each states what
+ * `data` points to; `len` is the size of that object (sizeof(int) for an
+ * int), and a transport refuses (-EINVAL) a `len` too small for the op.
+ *
+ * A transport's private operations live in its own namespace: the caller
+ * passes the transport's name as `ns` (e.g. "rdma") and an op number of the
+ * transport's choosing.  A transport answers a private op only when `ns` is
+ * its own name, and returns -EOPNOTSUPP otherwise, so two transports' private
+ * op numbers can never be mistaken for one another.  Shared op numbers are
+ * given out here only; -EOPNOTSUPP for unknown ones in either namespace.
+ */
 enum tw_ctrl_op {
     TW_CTRL_GET_FD = 1,          /**< data: int *; the socket fd, or -ENOTSUP */
     TW_CTRL_SET_NODELAY = 2,     /**< data: const int *; disable Nagle-style batching */
-    TW_CTRL_GET_TRANSPORT_STATS = 3, /**< conn may be NULL; data: struct tw_transport_stats * (size set) */
-    TW_CTRL_PRIVATE = 0x10000
+    TW_CTRL_GET_TRANSPORT_STATS = 3 /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
 };
 
-#define TW_TRANSPORT_OPS_VERSION 1
+/** What a plugin puts in tw_transport_ops.version: its TW_ABI_MINOR. */
+#define TW_TRANSPORT_OPS_VERSION TW_ABI_MINOR
 
 /**
  * The transport vtable.  Members marked [required] must be set or the host
@@ -346,9 +374,12 @@ struct tw_transport_ops {
 
     /* --- escape hatch ------------------------------------------------------ */
 
-    /** Rarely used operations (TW_CTRL_*); -EOPNOTSUPP for unknown ones.
-     *  `conn` may be NULL for transport-wide operations, then `transport` is used. */
-    int (*ctrl)(tw_transport *transport, tw_conn *conn, int op, void *data);
+    /** Rarely used operations: `ns` NULL and a shared TW_CTRL_* op, or `ns`
+     *  the transport's own name and one of its private ops (see tw_ctrl_op).
+     *  `data` points to `len` bytes.  -EOPNOTSUPP for unknown ops and other
+     *  namespaces.  `conn` may be NULL for transport-wide operations, then
+     *  `transport` is used. */
+    int (*ctrl)(tw_transport *transport, tw_conn *conn, const char *ns, uint32_t op, void *data, size_t len);
 
     /* --- configuration ----------------------------------------------------- */
 
@@ -364,9 +395,16 @@ struct tw_transport_ops {
      * check this transport's keys only at init.
      */
     int (*check_config)(const struct tw_host *host, char *why, size_t why_len);
+
+    /* --- end of the ABI 1.0 table (TW_TRANSPORT_OPS_SIZE_V1) --------------- */
 };
 
-#define TW_PLUGIN_INFO_VERSION 1
+/** Size of the ABI 1.0 vtable: the host refuses a smaller one, naming both
+ *  sizes, and treats members past a plugin's size as absent. */
+#define TW_TRANSPORT_OPS_SIZE_V1 TW_SIZE_THROUGH(struct tw_transport_ops, check_config)
+
+/** What a plugin puts in tw_plugin_info.version: its TW_ABI_MINOR. */
+#define TW_PLUGIN_INFO_VERSION TW_ABI_MINOR
 
 /** What a plugin's entry point returns.  Static data: never freed. */
 struct tw_plugin_info {
@@ -378,6 +416,9 @@ struct tw_plugin_info {
     const char *plugin_version;         /**< the plugin's own version, for logs */
     const struct tw_transport_ops *ops; /**< the vtable */
 };
+
+/** Size of the ABI 1.0 plugin info: the host refuses a smaller one. */
+#define TW_PLUGIN_INFO_SIZE_V1 TW_SIZE_THROUGH(struct tw_plugin_info, ops)
 
 /**
  * The plugin entry point, the ONLY symbol a plugin exports.  It must not
@@ -407,10 +448,16 @@ TW_ABI_ASSERT(offsetof(struct tw_connect_params, addrlen) == 24, tw_connect_para
 TW_ABI_ASSERT(offsetof(struct tw_connect_params, sourcelen) == 28, tw_connect_params_sourcelen);
 TW_ABI_ASSERT(offsetof(struct tw_connect_params, flags) == 32, tw_connect_params_flags);
 
-TW_ABI_ASSERT(sizeof(struct tw_buf) == 32, tw_buf_size);
-TW_ABI_ASSERT(offsetof(struct tw_buf, len) == 8, tw_buf_len);
-TW_ABI_ASSERT(offsetof(struct tw_buf, cap) == 16, tw_buf_cap);
-TW_ABI_ASSERT(offsetof(struct tw_buf, token) == 24, tw_buf_token);
+TW_ABI_ASSERT(TW_LISTEN_PARAMS_SIZE_V1 == 40, tw_listen_params_size_v1);
+TW_ABI_ASSERT(TW_CONNECT_PARAMS_SIZE_V1 == 40, tw_connect_params_size_v1);
+
+TW_ABI_ASSERT(sizeof(struct tw_buf) == 40, tw_buf_size);
+TW_ABI_ASSERT(TW_BUF_SIZE_V1 == 40, tw_buf_size_v1);
+TW_ABI_ASSERT(offsetof(struct tw_buf, flags) == 4, tw_buf_flags);
+TW_ABI_ASSERT(offsetof(struct tw_buf, data) == 8, tw_buf_data);
+TW_ABI_ASSERT(offsetof(struct tw_buf, len) == 16, tw_buf_len);
+TW_ABI_ASSERT(offsetof(struct tw_buf, cap) == 24, tw_buf_cap);
+TW_ABI_ASSERT(offsetof(struct tw_buf, token) == 32, tw_buf_token);
 
 TW_ABI_ASSERT(sizeof(struct tw_conn_stats) == 112, tw_conn_stats_size);
 TW_ABI_ASSERT(offsetof(struct tw_conn_stats, bytes_sent) == 8, tw_conn_stats_bytes_sent);
@@ -433,6 +480,7 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_stats, handshakes_aborted) == 32, tw_
 TW_ABI_ASSERT(offsetof(struct tw_transport_stats, quarantined_bytes) == 64, tw_transport_stats_quarantined);
 
 TW_ABI_ASSERT(sizeof(struct tw_transport_ops) == 296, tw_transport_ops_size);
+TW_ABI_ASSERT(TW_TRANSPORT_OPS_SIZE_V1 == 296, tw_transport_ops_size_v1);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, name) == 8, tw_ops_name);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, description) == 16, tw_ops_description);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, caps) == 24, tw_ops_caps);
@@ -471,6 +519,7 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_ops, ctrl) == 280, tw_ops_ctrl);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, check_config) == 288, tw_ops_check_config);
 
 TW_ABI_ASSERT(sizeof(struct tw_plugin_info) == 40, tw_plugin_info_size);
+TW_ABI_ASSERT(TW_PLUGIN_INFO_SIZE_V1 == 40, tw_plugin_info_size_v1);
 TW_ABI_ASSERT(offsetof(struct tw_plugin_info, abi_major) == 8, tw_plugin_info_abi_major);
 TW_ABI_ASSERT(offsetof(struct tw_plugin_info, abi_minor) == 12, tw_plugin_info_abi_minor);
 TW_ABI_ASSERT(offsetof(struct tw_plugin_info, name) == 16, tw_plugin_info_name);

@@ -3,9 +3,7 @@
 // declared as TW_TEST_NAME, so selection by name, per-name connection
 // counts and NAME.* keys are tested with data really moving.  Built as
 // twinwire-<name>-abi<N>.so, the file name the loader looks for.
-#include <twinwire/plugin.h>
-
-extern "C" const tw_plugin_info *tw_socket_backend_entry(uint32_t host_abi_major, uint32_t host_abi_minor);
+#include <tw_socket_backend.h>
 
 extern "C" TW_EXPORT const tw_plugin_info *TW_PLUGIN_ENTRY(uint32_t host_abi_major, uint32_t host_abi_minor)
 {

@@ -14,6 +14,8 @@
  *   VARIANT_CRASH_IN_INIT  its init dies (SIGSEGV)
  *   VARIANT_CHECKS_CONFIG  check_config validates rdma.window (1..64); init
  *                          refuses (no device), as on a host without RDMA
+ *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
+ *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
  * None of them moves data: the loader never gets that far with them, except
  * the init variants, whose init is the point.
  */
@@ -86,7 +88,11 @@ static int t_get_error(tw_conn *c) { (void)c; return 0; }
 static const char *t_last_error(tw_conn *c) { (void)c; return ""; }
 
 static const struct tw_transport_ops t_ops = {
+#ifdef VARIANT_SMALL_OPS
+    .size = TW_TRANSPORT_OPS_SIZE_V1 - 8,
+#else
     .size = sizeof(struct tw_transport_ops),
+#endif
     .version = TW_TRANSPORT_OPS_VERSION,
     .name = "rdma",
     .description = "loader test plugin",
@@ -115,7 +121,11 @@ static const struct tw_transport_ops t_ops = {
 };
 
 static const struct tw_plugin_info t_info = {
+#ifdef VARIANT_SMALL_INFO
+    .size = TW_PLUGIN_INFO_SIZE_V1 - 8,
+#else
     .size = sizeof(struct tw_plugin_info),
+#endif
     .version = TW_PLUGIN_INFO_VERSION,
 #ifdef VARIANT_INFO_ABI2
     .abi_major = 2,

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+#include "fake_verbs.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace twrdma {
+// conn_setup.cpp's two entry points the data path calls, reduced to what
+// they do to the connection's state (no rdma_cm here).
+void conn_fail(tw_conn *c, int code, const std::string &text)
+{
+    if (c->error) return;
+    c->error = code;
+    c->last_error = text;
+    c->error_pending = true;
+    c->disconnected = true; // conn_fail disconnects an established QP
+    mark_ready(c);
+}
+void conn_check_linger(tw_conn *) {}
+} // namespace twrdma
+
+namespace twfuzz {
+using namespace twrdma;
+
+namespace {
+
+Pair *g_pair = nullptr; // the pair the fake ops and clock belong to
+
+uint64_t fake_now(const tw_host *) { return g_pair ? g_pair->clock_ns : 0; }
+int fake_log_enabled(const tw_host *, int) { return 0; }
+void fake_log(const tw_host *, int, const char *, ...) {}
+
+Side &side_of(ibv_qp *qp)
+{
+    if (qp == &g_pair->a.qp) return g_pair->a;
+    if (qp == &g_pair->b.qp) return g_pair->b;
+    broken("a work request on an unknown QP");
+}
+
+bool in_region(const ibv_sge &sge, const uint8_t *base, size_t len)
+{
+    auto *p = reinterpret_cast<const uint8_t *>(sge.addr);
+    return p >= base && p + sge.length <= base + len && sge.length <= len;
+}
+
+int fake_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
+{
+    Side &s = side_of(qp);
+    const Settings &cfg = s.transport.cfg;
+    for (; wr; wr = wr->next) {
+        if (s.sq_posted - s.sq_retired >= cfg.sq_depth) {
+            *bad = wr;
+            broken(s.name + ": posted more send WRs than the send queue holds (SQ accounting)");
+        }
+        WireWr w;
+        w.wr_id = wr->wr_id;
+        w.opcode = wr->opcode;
+        w.signalled = wr->send_flags & IBV_SEND_SIGNALED;
+        w.imm_net = wr->imm_data;
+        w.remote_addr = wr->wr.rdma.remote_addr;
+        w.rkey = wr->wr.rdma.rkey;
+        w.is_inline = wr->send_flags & IBV_SEND_INLINE;
+        size_t total = 0;
+        for (int i = 0; i < wr->num_sge; ++i) {
+            const ibv_sge &sge = wr->sg_list[i];
+            total += sge.length;
+            expect(sge.lkey == s.block.lkey, s.name, "SGE with a foreign lkey");
+            bool ok = wr->opcode == IBV_WR_SEND ? in_region(sge, s.ctrl_bufs.get(), Settings::kCtrlSlots * kRecvBufSize)
+                                                : in_region(sge, s.tx.get(), s.c->tx_size);
+            expect(ok, s.name, "SGE outside the registered TX ring / control slots");
+            if (w.is_inline) w.inline_data.append(reinterpret_cast<const char *>(sge.addr), sge.length);
+            else w.sges.push_back(sge);
+        }
+        if (w.is_inline) expect(total <= s.ldev.max_inline, s.name, "inline send larger than max_inline");
+        w.seq = ++s.sq_posted;
+        s.sq.push_back(std::move(w));
+    }
+    return 0;
+}
+
+int fake_post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **)
+{
+    Side &s = side_of(qp);
+    for (; wr; wr = wr->next) {
+        uint32_t index = static_cast<uint32_t>(wr->wr_id & 0xffffff);
+        expect(index < s.transport.cfg.recv_depth, s.name, "receive buffer index out of range");
+        for (uint32_t posted : s.recvs) expect(posted != index, s.name, "receive buffer posted twice");
+        expect(s.recvs.size() < s.transport.cfg.recv_depth, s.name, "more receives than the RQ holds");
+        expect(wr->num_sge == 1 && wr->sg_list[0].length == kRecvBufSize &&
+                   wr->sg_list[0].addr == reinterpret_cast<uint64_t>(s.recv_bufs.get() + size_t(index) * kRecvBufSize),
+               s.name, "receive SGE is not its buffer");
+        s.recvs.push_back(index);
+    }
+    return 0;
+}
+
+ibv_context g_ctx = [] {
+    ibv_context ctx{};
+    ctx.ops.post_send = fake_post_send;
+    ctx.ops.post_recv = fake_post_recv;
+    return ctx;
+}();
+
+tw_host g_host = [] {
+    tw_host h{};
+    h.log = fake_log;
+    h.log_enabled = fake_log_enabled;
+    h.now_ns = fake_now;
+    return h;
+}();
+
+void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
+{
+    s.name = name;
+    Settings &cfg = s.transport.cfg;
+    cfg.ring_size = shape.ring_size;
+    cfg.send_buffer_size = shape.tx_size;
+    cfg.recv_depth = shape.recv_depth;
+    cfg.control_credits = shape.control_credits;
+    cfg.sq_depth = shape.sq_depth;
+    s.transport.host = &g_host;
+    s.loop.t = &s.transport;
+    s.loop.host = &g_host;
+    s.ldev.loop = &s.loop;
+    s.ldev.max_inline = shape.max_inline;
+    s.rx.reset(new uint8_t[shape.ring_size]());
+    s.tx.reset(new uint8_t[shape.tx_size]());
+    s.recv_bufs.reset(new uint8_t[size_t(shape.recv_depth) * kRecvBufSize]());
+    s.ctrl_bufs.reset(new uint8_t[Settings::kCtrlSlots * kRecvBufSize]());
+    s.block.lkey = key;
+    s.block.rkey = key + 1;
+    s.qp.context = &g_ctx;
+
+    tw_conn *c = new tw_conn;
+    s.c = c;
+    c->loop = &s.loop;
+    c->stats.size = sizeof c->stats;
+    c->peer_text = name;
+    c->state = ConnState::Established;
+    c->was_established = true;
+    c->serial = key;
+    c->qp = &s.qp;
+    c->ldev = &s.ldev;
+    c->block = &s.block;
+    c->version = kProtoMax;
+    c->rx = s.rx.get();
+    c->rx_size = shape.ring_size;
+    c->tx = s.tx.get();
+    c->tx_size = shape.tx_size;
+    c->recv_bufs = s.recv_bufs.get();
+    c->ctrl_bufs = s.ctrl_bufs.get();
+    c->hello_sent = true;
+}
+
+} // namespace
+
+Side::~Side() { delete c; }
+
+void pair_init(Pair &p, const Shape &shape)
+{
+    g_pair = &p;
+    init_side(p.a, "a", shape, 0x100);
+    init_side(p.b, "b", shape, 0x200);
+    for (Side *s : {&p.a, &p.b}) {
+        Side &o = peer_of(p, *s);
+        // What the peer's hello said (conn_setup.cpp: apply_peer).
+        s->c->peer.ring_addr = reinterpret_cast<uint64_t>(o.rx.get());
+        s->c->peer.rkey = o.block.rkey;
+        s->c->peer.ring_size = shape.ring_size;
+        s->c->peer.recv_depth = static_cast<uint16_t>(shape.recv_depth);
+        s->c->peer.credit_reserve = static_cast<uint16_t>(shape.control_credits);
+        s->c->send_credits = shape.recv_depth;
+        s->c->last_rx_ns = p.clock_ns;
+        expect(post_recvs(s->c, 0, shape.recv_depth) == 0, "initial receives");
+    }
+}
+
+Side &peer_of(Pair &p, Side &s) { return &s == &p.a ? p.b : p.a; }
+
+namespace {
+
+void complete(Side &s, const WireWr &w, ibv_wc_status status, ibv_wc_opcode op)
+{
+    ibv_wc wc{};
+    wc.wr_id = w.wr_id;
+    wc.status = status;
+    wc.opcode = op;
+    s.cq.push_back(wc);
+    s.cq_seq.push_back(w.seq);
+}
+
+/// The QP broke: every WR still queued completes in error (a flush).
+void flush_sq(Side &s)
+{
+    s.qp_error = true;
+    while (!s.sq.empty()) {
+        complete(s, s.sq.front(), IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND);
+        s.sq.pop_front();
+    }
+}
+
+/// Copy a WR's payload as the device reads it now.
+std::string payload_of(const WireWr &w)
+{
+    if (w.is_inline) return w.inline_data;
+    std::string out;
+    for (const ibv_sge &sge : w.sges) out.append(reinterpret_cast<const char *>(sge.addr), sge.length);
+    return out;
+}
+
+uint64_t wr_bytes(const WireWr &w)
+{
+    if (w.is_inline) return w.inline_data.size();
+    uint64_t n = 0;
+    for (const ibv_sge &sge : w.sges) n += sge.length;
+    return n;
+}
+
+bool trusted(Pair &p) { return !p.a.tainted && !p.b.tainted; }
+
+} // namespace
+
+bool deliver_one(Pair &p, Side &from)
+{
+    if (from.sq.empty()) return false;
+    Side &to = peer_of(p, from);
+    WireWr w = std::move(from.sq.front());
+    from.sq.pop_front();
+    std::string data = payload_of(w);
+    bool honest = trusted(p);
+    if (w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        auto *ring = to.rx.get();
+        uint64_t addr = w.remote_addr;
+        uint64_t base = reinterpret_cast<uint64_t>(ring);
+        bool inside = w.rkey == to.block.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
+        expect(inside, from.name, "RDMA WRITE outside the peer's receive ring");
+        if (!data.empty()) {
+            if (honest) {
+                expect(addr - base == to.landed % to.c->rx_size, from.name, "WRITE lands at the wrong ring offset");
+                expect(to.landed + data.size() - to.c->rx_head <= to.c->rx_size,
+                       from.name, "WRITE lands over bytes the peer has not read");
+            }
+            std::memcpy(ring + (addr - base), data.data(), data.size());
+            to.landed += data.size();
+        }
+    }
+    bool needs_recv = w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || w.opcode == IBV_WR_SEND;
+    if (needs_recv) {
+        if (to.recvs.empty() || to.qp_error) {
+            // Receiver not ready: with credits this never happens honestly.
+            expect(!honest || to.qp_error, from.name, "message with no receive posted at the peer (RNR)");
+            complete(from, w, IBV_WC_RNR_RETRY_EXC_ERR, IBV_WC_SEND);
+            flush_sq(from);
+            return true;
+        }
+        uint32_t index = to.recvs.front();
+        to.recvs.pop_front();
+        ibv_wc wc{};
+        wc.wr_id = make_wr_id(to.c->serial, WrKind::Recv, index);
+        wc.status = IBV_WC_SUCCESS;
+        if (w.opcode == IBV_WR_SEND) {
+            expect(data.size() <= kRecvBufSize, from.name, "SEND larger than a receive buffer");
+            std::memcpy(to.recv_bufs.get() + size_t(index) * kRecvBufSize, data.data(), data.size());
+            wc.opcode = IBV_WC_RECV;
+            wc.byte_len = static_cast<uint32_t>(data.size());
+        } else {
+            wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+            wc.wc_flags = IBV_WC_WITH_IMM;
+            wc.imm_data = w.imm_net;
+            wc.byte_len = static_cast<uint32_t>(data.size());
+            if (honest) {
+                Imm imm = imm_decode(ntohl(w.imm_net));
+                expect(imm.len == to.landed - to.landed_at_imm, from.name, "immediate length is not what was written");
+            }
+            to.landed_at_imm = to.landed;
+        }
+        to.cq.push_back(wc);
+        to.cq_seq.push_back(0);
+    }
+    if (w.signalled)
+        complete(from, w, IBV_WC_SUCCESS, w.opcode == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE);
+    return true;
+}
+
+bool poll_one(Pair &p, Side &s)
+{
+    if (s.cq.empty()) return false;
+    ibv_wc wc = s.cq.front();
+    uint64_t seq = s.cq_seq.front();
+    s.cq.pop_front();
+    s.cq_seq.pop_front();
+    // A polled send completion frees its WR and every one before it.
+    if (seq && seq > s.sq_retired) s.sq_retired = seq;
+    p.clock_ns += 1000;
+    conn_on_wc(s.c, wc);
+    return true;
+}
+
+void check_invariants(Pair &p)
+{
+    for (Side *sp : {&p.a, &p.b}) {
+        Side &s = *sp;
+        Side &o = peer_of(p, s);
+        const tw_conn *c = s.c;
+        const Settings &cfg = s.transport.cfg;
+        const std::string &n = s.name;
+        expect(c->rx_reported <= c->rx_head && c->rx_head <= c->rx_tail, n, "rx_reported <= rx_head <= rx_tail");
+        expect(c->rx_tail - c->rx_head <= c->rx_size, n, "unread bytes fit the ring");
+        expect(c->tx_done <= c->tx_posted && c->tx_posted <= c->tx_head, n, "tx_done <= tx_posted <= tx_head");
+        expect(c->tx_head - c->tx_done <= c->tx_size, n, "staged bytes fit the TX ring");
+        expect(c->r_consumed <= c->r_written, n, "peer consumed no more than written");
+        expect(c->r_written - c->r_consumed <= c->peer.ring_size, n, "bytes in the peer's ring fit it");
+        expect(c->send_credits <= c->peer.recv_depth, n, "credits within the peer's receives");
+        expect(c->wr_done <= c->wr_posted && c->wr_posted - c->wr_done <= cfg.sq_depth, n, "SQ accounting");
+        expect(c->ctrl_done <= c->ctrl_posted && c->ctrl_posted - c->ctrl_done <= Settings::kCtrlSlots,
+               n, "control slots accounting");
+        expect(c->owed_data + c->owed_ctrl <= cfg.recv_depth, n, "owed credits within our receives");
+        if (c->error) expect(c->error < 0 && !c->last_error.empty(), n, "an error has a code and a message");
+        if (!trusted(p) || o.qp_error || s.qp_error) continue;
+        // Between honest ends: never more credits than receives the peer
+        // has posted and not yet promised to messages in flight.
+        uint64_t in_flight = 0;
+        for (const WireWr &w : s.sq)
+            if (w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || w.opcode == IBV_WR_SEND) ++in_flight;
+        expect(c->send_credits + in_flight <= o.recvs.size(), n, "credits exceed the peer's posted receives");
+        expect(c->r_consumed <= o.c->rx_head, n, "we think the peer consumed bytes it has not");
+        uint64_t writing = 0;
+        for (const WireWr &w : s.sq)
+            if (w.opcode != IBV_WR_SEND) writing += wr_bytes(w);
+        expect(c->r_written == o.landed + writing, n, "bytes written = landed at the peer + in flight");
+    }
+}
+
+[[noreturn]] void broken(const std::string &what)
+{
+    std::fprintf(stderr, "fuzz-rdma-datapath: invariant broken: %s\n", what.c_str());
+    std::abort();
+}
+
+} // namespace twfuzz
