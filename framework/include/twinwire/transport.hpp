@@ -138,6 +138,25 @@ struct TW_API TransportSelection {
     std::string in_use_names() const;
 };
 
+/// One plugin file found on the search path, opened but never initialised.
+struct TW_API PluginFileReport {
+    std::string path;
+    std::string name;           ///< as declared when it loads, else from the file name
+    bool loaded = false;        ///< passed every check of the loader (no init)
+    std::string why_not;        ///< when it did not
+    uint32_t abi_major = 0;
+    uint32_t abi_minor = 0;
+    std::string plugin_version;
+    uint64_t caps = 0;          ///< TW_CAP_*
+    std::string description;
+};
+
+/// Every twinwire-*-abi*.so in the search path's directories (and its file
+/// entries), in search order, each opened as the loader would (a file that
+/// another ABI major built is listed with that reason).  `places` gets the
+/// places looked at.
+TW_API std::vector<PluginFileReport> list_plugin_files(const Config &config, std::vector<std::string> *places);
+
 /**
  * Check the keys of every transport that has keys set ("rdma.*", "tcp.*",
  * "NAME.*") with that transport's check_config, without init, whatever
