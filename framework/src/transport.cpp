@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: MIT
 // An initialised transport and its per-loop state.
 #include "host_objects.hpp"
-#include "ops_normalise.hpp"
 #include "transport_keys.hpp"
-
-#include <tw_socket_backend.h>
 
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
@@ -48,12 +45,10 @@ bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transpor
 
 std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
 {
-    PluginLoadReport report;
-    const tw_plugin_info *info = tw_socket_backend_entry(TW_ABI_MAJOR, TW_ABI_MINOR);
     std::unique_ptr<Transport> t(new Transport());
-    std::string why = info ? normalise_ops(info->ops, &t->ops_) : "the built-in TCP backend refused the ABI";
-    if (!why.empty()) throw std::runtime_error("built-in TCP backend: " + why);
+    t->ops_ = builtin_tcp_ops();
     t->name_ = t->ops_.name;
+    std::string why;
     t->host_ = std::make_unique<HostServices>(t->name_, config);
     if (!init_transport(t->ops_, *t->host_, &t->handle_, &why, {}))
         throw std::runtime_error("built-in TCP backend: " + why);

@@ -26,6 +26,8 @@ std::string keys_set(const Config &config, const std::string &name)
     return list;
 }
 
+} // namespace
+
 tw_transport_ops builtin_tcp_ops()
 {
     tw_transport_ops ops{};
@@ -34,8 +36,6 @@ tw_transport_ops builtin_tcp_ops()
     if (!why.empty()) throw std::runtime_error("built-in TCP backend: " + why);
     return ops;
 }
-
-} // namespace
 
 void throw_unknown_keys(const Config &config, const std::string &name, const std::vector<std::string> &looked_up)
 {

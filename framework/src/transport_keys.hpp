@@ -10,6 +10,10 @@
 
 namespace twinwire {
 
+/// The built-in TCP backend's operations, checked and completed (throws
+/// std::runtime_error if it refuses this ABI).
+tw_transport_ops builtin_tcp_ops();
+
 /// Throw ConfigError when keys under "name." are set but not in `looked_up`.
 void throw_unknown_keys(const Config &config, const std::string &name, const std::vector<std::string> &looked_up);
 
