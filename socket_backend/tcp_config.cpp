@@ -56,4 +56,11 @@ int read_settings(const tw_host *host, Settings *out, char *why, size_t why_len)
     return 0;
 }
 
+int tcp_check_config(const tw_host *host, char *why, size_t why_len)
+{
+    if (!host || !TW_HAS_MEMBER(host, tw_host, config_get) || !host->config_get) return -EINVAL;
+    Settings unused;
+    return read_settings(host, &unused, why, why_len);
+}
+
 } // namespace twinwire::tcp

@@ -76,6 +76,11 @@ struct tw_listener {
     tw_watch *watch = nullptr;
     tw_incoming_cb on_incoming = nullptr;
     void *arg = nullptr;
+    // Out of file descriptors (tcp_listener.cpp): a spare fd to accept and
+    // close waiting clients with, and a timer that resumes accepting.
+    int reserve_fd = -1;
+    tw_timer *resume = nullptr;
+    uint64_t backoff_ns = 0;
 };
 
 struct tw_conn {

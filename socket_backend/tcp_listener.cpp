@@ -2,12 +2,21 @@
 // Passive endpoints: bind + listen on the listener's loop, accept4 on its
 // thread, and hand the new connection to the target loop untouched (the fd
 // watch is registered there, in set_callback).
+//
+// Out of file descriptors (EMFILE, ENFILE) the waiting clients cannot be
+// accepted, and the level-triggered listening socket would report them again
+// at once, forever: instead the listener closes them (accepting each on a
+// spare fd kept for this), so they see a close rather than hang, and stops
+// watching the socket for a backoff (10 ms doubling to 1 s) before it tries
+// again.  Accepting resumes by itself once descriptors are free.
 #include "tcp_internal.hpp"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <new>
@@ -50,6 +59,48 @@ int open_listen_socket(const tw_listen_params *p, const char **step)
     return err;
 }
 
+constexpr uint64_t kFirstBackoffNs = 10'000'000;
+constexpr uint64_t kMaxBackoffNs = 1'000'000'000;
+// Waiting clients closed per exhaustion event (the rest wait for the next).
+constexpr int kMaxShedPerEvent = 256;
+
+int open_reserve_fd() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
+
+bool out_of_descriptors(int err) { return err == EMFILE || err == ENFILE; }
+
+/// Close the clients waiting in the backlog: give back the spare fd, accept
+/// one on it, close it, take the spare back.  Returns how many were closed.
+int shed_waiting_clients(tw_listener *l)
+{
+    int shed = 0;
+    while (shed < kMaxShedPerEvent && l->reserve_fd >= 0) {
+        ::close(l->reserve_fd);
+        int fd = accept4(l->fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+            ::close(fd);
+            ++shed;
+        }
+        l->reserve_fd = open_reserve_fd();
+        if (fd < 0 && errno != EINTR && errno != ECONNABORTED) break; // EAGAIN: none left
+    }
+    return shed;
+}
+
+void on_resume(tw_timer *, void *arg)
+{
+    auto *l = static_cast<tw_listener *>(arg);
+    l->tloop->transport->host->watch_set(l->watch, TW_WATCH_READ);
+}
+
+/// Stop watching the listening socket for a while (doubling each time).
+void pause_accepting(tw_listener *l)
+{
+    const tw_host *host = l->tloop->transport->host;
+    l->backoff_ns = l->backoff_ns ? std::min(l->backoff_ns * 2, kMaxBackoffNs) : kFirstBackoffNs;
+    if (!l->resume || host->timer_arm(l->resume, l->backoff_ns, 0) < 0) return; // keep watching: no timer
+    host->watch_set(l->watch, 0);
+}
+
 void on_listener_ready(tw_watch *, int, uint32_t, void *arg)
 {
     auto *l = static_cast<tw_listener *>(arg);
@@ -82,7 +133,12 @@ int listener_open(tw_transport_loop *tloop, const tw_listen_params *p, tw_listen
     l->fd = fd;
     l->on_incoming = p->on_incoming;
     l->arg = p->arg;
-    if (int rc = host->watch_add(tloop->loop, fd, TW_WATCH_READ, on_listener_ready, l, &l->watch); rc < 0) {
+    l->reserve_fd = open_reserve_fd(); // without it, waiting clients wait for the backoff instead
+    int rc = host->timer_add(tloop->loop, on_resume, l, &l->resume);
+    if (rc == 0) rc = host->watch_add(tloop->loop, fd, TW_WATCH_READ, on_listener_ready, l, &l->watch);
+    if (rc < 0) {
+        if (l->resume) host->timer_del(l->resume);
+        if (l->reserve_fd >= 0) ::close(l->reserve_fd);
         ::close(fd);
         delete l;
         return rc;
@@ -101,8 +157,18 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
         // A peer that gave up before we got to it: try the next one.
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return -EAGAIN;
-        return -errno;
+        int err = errno;
+        if (out_of_descriptors(err)) {
+            int shed = shed_waiting_clients(l);
+            pause_accepting(l);
+            l->tloop->transport->host->log(l->tloop->transport->host, TW_LOG_DEBUG,
+                                           "tcp: accept: out of file descriptors; closed %d waiting client(s), "
+                                           "accepting again in %llu ms",
+                                           shed, static_cast<unsigned long long>(l->backoff_ns / 1000000));
+        }
+        return -err;
     }
+    l->backoff_ns = 0;
     tw_transport *t = target->transport;
     if (t->settings.nodelay) set_nodelay(fd, true);
     tw_conn *c = conn_new(target, fd, ConnState::Announcing);
@@ -131,7 +197,10 @@ int listener_addr(tw_listener *l, struct sockaddr *addr, uint32_t *addrlen)
 
 void listener_close(tw_listener *l)
 {
-    l->tloop->transport->host->watch_del(l->watch);
+    const tw_host *host = l->tloop->transport->host;
+    host->watch_del(l->watch);
+    host->timer_del(l->resume);
+    if (l->reserve_fd >= 0) ::close(l->reserve_fd);
     ::close(l->fd);
     delete l;
 }

@@ -42,6 +42,7 @@ const struct tw_transport_ops tw_tcp_ops = {
     .recv_buf_borrow = conn_recv_buf_borrow,
     .recv_buf_return = conn_recv_buf_return,
     .ctrl = tcp_ctrl,
+    .check_config = tcp_check_config,
 };
 
 const struct tw_plugin_info tw_tcp_info = {

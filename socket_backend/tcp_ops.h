@@ -29,6 +29,9 @@ int tcp_peer_addr(tw_conn *c, struct sockaddr *a, uint32_t *len);
 int tcp_get_stats(tw_conn *c, struct tw_conn_stats *out);
 int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len);
 
+/* tcp_config.cpp: the tcp.* keys, validated without init */
+int tcp_check_config(const struct tw_host *host, char *why, size_t why_len);
+
 /* tcp_listener.cpp */
 int listener_open(tw_transport_loop *tloop, const struct tw_listen_params *params, tw_listener **out);
 int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out);

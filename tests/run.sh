@@ -14,10 +14,10 @@
 # tested counting as one failure.
 #
 # Extra builds (TW_EXTRA_BUILDS, default "asan tsan fuzz"; "" = main build
-# only), each in its own directory beside the main one, without RDMA and the
-# guest (only the suites that run on the host):
-#   asan  $BUILD_DIR-asan: gcc, ASan+UBSan; suites unit, conformance-tcp, kvd, bench
-#   tsan  $BUILD_DIR-tsan: gcc, TSan; the same suites
+# only), each in its own directory beside the main one, without the guest
+# (only what runs on the host):
+#   asan  $BUILD_DIR-asan: gcc, ASan+UBSan, no RDMA; suites unit, conformance-tcp, kvd, bench
+#   tsan  $BUILD_DIR-tsan: gcc, TSan, no RDMA; the same suites
 #   fuzz  $BUILD_DIR-fuzz: clang, -Dfuzzing=true, ASan+UBSan; only the fuzz
 #         targets are built, each runs TW_FUZZ_SECONDS (default 20)
 set -uo pipefail
@@ -68,7 +68,8 @@ extra_options() { # kind
   case $1 in
   asan) echo "-Db_sanitize=address,undefined -Drdma=disabled -Dsoftroce=disabled" ;;
   tsan) echo "-Db_sanitize=thread -Drdma=disabled -Dsoftroce=disabled" ;;
-  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Drdma=disabled -Dsoftroce=disabled" ;;
+  # RDMA stays on: its fuzz targets need the plugin's sources (never a device).
+  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Dsoftroce=disabled" ;;
   esac
 }
 

@@ -63,9 +63,11 @@ Connection::~Connection()
 const tw_transport_ops &Connection::ops() const { return transport_->ops(); }
 const std::string &Connection::transport_name() const { return transport_->name(); }
 bool Connection::is_open() const { return established_ && !finished_ && !closing_; }
+bool Connection::peer_closed() const { return peer_eof_; }
 size_t Connection::output_queued() const { return output_.size(); }
 
 void Connection::on_data(DataHandler handler) { on_data_ = std::move(handler); }
+void Connection::on_eof(EofHandler handler) { on_eof_ = std::move(handler); }
 void Connection::on_close(CloseHandler handler) { on_close_ = std::move(handler); }
 void Connection::on_drain(DrainHandler handler) { on_drain_ = std::move(handler); }
 
@@ -77,6 +79,31 @@ std::string Connection::error_text(const char *call, int err) const
         if (detail && *detail) text += " (" + std::string(detail) + ")";
     }
     return text;
+}
+
+// An exception from application code must not unwind through the
+// transport's and libevent's C frames (that ends the process): it ends this
+// connection only, with the reason logged.
+template <class F> bool Connection::guarded(const char *callback, F &&f)
+{
+    try {
+        f();
+        return true;
+    } catch (const std::exception &e) {
+        callback_failed(callback, e.what());
+    } catch (...) {
+        callback_failed(callback, "an exception that is not a std::exception");
+    }
+    return false;
+}
+
+void Connection::callback_failed(const char *callback, const char *what)
+{
+    TW_ERROR("conn", "connection %llu (%s): the %s callback threw: %s; closing the connection",
+             static_cast<unsigned long long>(id_), transport_->name().c_str(), callback, what);
+    if (finished_) return;
+    output_.clear();
+    finish(-ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false, true);
 }
 
 void Connection::on_event(tw_conn *, uint32_t events, void *arg)
@@ -91,7 +118,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
             c->established_ = true;
             c->update_interest();
             Established cb = std::move(c->on_established_);
-            if (cb) cb(keep, 0, {});
+            if (cb) c->guarded("accept/connect", [&] { cb(keep, 0, {}); });
             if (c->finished_) return;
         } else if (events & TW_EV_ERROR) {
             int err = ops.get_error(c->conn_);
@@ -99,7 +126,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
             std::string why = c->error_text("connect", err);
             Established cb = std::move(c->on_established_);
             c->finish(err, why, true, false);
-            if (cb) cb(keep, err, why);
+            if (cb) c->guarded("connect", [&] { cb(keep, err, why); });
             return;
         } else {
             return; // nothing but CONNECTED or ERROR matters before the handshake ends
@@ -167,22 +194,43 @@ void Connection::handle_read()
     }
     if (!input_.empty() && on_data_) {
         CallbackScope scope(*this);
-        on_data_(*this, input_);
+        if (!guarded("on_data", [this] { on_data_(*this, input_); })) return;
     }
     if (finished_ || closing_) return;
     if (last == 0) {
-        // The peer ended its side: send what is queued, then close.
-        reading_ = false;
-        if (output_.empty()) {
-            finish(0, "peer closed the connection", true, false);
-        } else {
-            closing_ = true;
-            update_interest();
-        }
+        peer_ended();
     } else if (last < 0 && last != -EAGAIN) {
         int err = static_cast<int>(last);
         finish(err, error_text("read", err), true, false);
     }
+}
+
+// The peer ended its side.  Everything it sent was delivered; the answers
+// still go out: the connection stays open for writing until the application
+// closes it (on_eof), or, without an on_eof handler, until the output that
+// on_data queued has been written.
+void Connection::peer_ended()
+{
+    reading_ = false;
+    peer_eof_ = true;
+    update_interest();
+    if (on_eof_) {
+        CallbackScope scope(*this);
+        guarded("on_eof", [this] { on_eof_(*this); });
+        return;
+    }
+    close_after_eof();
+}
+
+void Connection::close_after_eof()
+{
+    if (finished_ || closing_) return;
+    if (output_.empty()) {
+        finish(0, "peer closed the connection", true, false);
+        return;
+    }
+    closing_ = true;
+    update_interest();
 }
 
 bool Connection::write(const void *data, size_t len)
@@ -272,13 +320,13 @@ void Connection::flush()
         ops.shutdown(conn_, SHUT_WR);
     }
     if (closing_) {
-        finish(0, reading_ ? "closed" : "peer closed the connection", !reading_, false);
+        finish(0, peer_eof_ ? "peer closed the connection" : "closed", peer_eof_, false);
         return;
     }
     update_interest();
     if (on_drain_) {
         CallbackScope scope(*this);
-        on_drain_(*this);
+        guarded("on_drain", [this] { on_drain_(*this); });
     }
 }
 
@@ -346,7 +394,7 @@ void Connection::resume_reading()
             auto c = weak.lock();
             if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->input_.empty() && c->on_data_) {
                 CallbackScope scope(*c);
-                c->on_data_(*c, c->input_);
+                c->guarded("on_data", [&c] { c->on_data_(*c, c->input_); });
             }
         });
     }
@@ -363,6 +411,7 @@ void Connection::release_handlers()
     }
     on_data_ = nullptr;
     on_drain_ = nullptr;
+    on_eof_ = nullptr;
     release_pending_ = false;
 }
 
@@ -392,9 +441,22 @@ void Connection::finish(int error, std::string reason, bool by_peer, bool defer_
     if (!close_cb) return;
     if (defer_callback && self) {
         // Never run on_close inside the caller's own close()/abort()/write().
-        if (loop_->post([self, close_cb, info] { close_cb(*self, info); })) return;
+        if (loop_->post([self, close_cb, info] { self->run_close_callback(close_cb, info); })) return;
     }
-    close_cb(*this, info);
+    run_close_callback(close_cb, info);
+}
+
+void Connection::run_close_callback(const CloseHandler &cb, const CloseInfo &info)
+{
+    try {
+        cb(*this, info);
+    } catch (const std::exception &e) {
+        TW_ERROR("conn", "connection %llu (%s): the on_close callback threw: %s",
+                 static_cast<unsigned long long>(id_), transport_->name().c_str(), e.what());
+    } catch (...) {
+        TW_ERROR("conn", "connection %llu (%s): the on_close callback threw an exception that is not a std::exception",
+                 static_cast<unsigned long long>(id_), transport_->name().c_str());
+    }
 }
 
 std::string Connection::peer_address() const

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <twinwire/config.hpp>
 #include <twinwire/log.hpp>
+#include <twinwire/loop.hpp>
+
+#include "log_limiter.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -44,6 +47,7 @@ FILE *g_file = nullptr; // nullptr = stderr
 std::string g_path;
 Sink g_sink = nullptr;
 void *g_sink_arg = nullptr;
+RateLimiter g_limiter; // guarded by g_mutex
 
 FILE *open_log(const std::string &path)
 {
@@ -98,19 +102,56 @@ void set_sink(Sink sink, void *arg)
     g_sink_arg = arg;
 }
 
+void set_rate_limit(unsigned lines, unsigned seconds)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_limiter.configure(lines, seconds);
+}
+
+void reset_rate_limits()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_limiter.reset();
+}
+
 void vwrite(LogLevel lvl, const char *source, const char *fmt, va_list ap)
 {
     if (!enabled(lvl)) return;
-    char msg[2048];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    char line[2300];
+    char raw[2048];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    // Messages quote what peers send: never let a byte of it reach the log
+    // file as a control character, a line break or an escape sequence.
+    char msg[2048 * 4 + 64];
+    size_t n = escape_nonprintable(raw, strlen(raw), msg, sizeof msg - 64, false);
+    const char *src = source ? source : "-";
+    uint64_t now = monotonic_ns();
+    std::lock_guard<std::mutex> lock(g_mutex);
+    // Debug and trace are asked for; the levels above are what a flood of
+    // misbehaving peers would otherwise write without end.
+    if (lvl <= LogLevel::Info) {
+        uint64_t suppressed = 0;
+        if (!g_limiter.admit(src, msg, now, &suppressed)) return;
+        if (suppressed)
+            snprintf(msg + n, sizeof msg - n, " (%llu similar lines suppressed)",
+                     static_cast<unsigned long long>(suppressed));
+    }
     char when[40];
     format_time(when, sizeof when);
+    char line[sizeof msg + 160];
     snprintf(line, sizeof line, "%s twinwire[%d] %s [%s] %s\n", when, static_cast<int>(getpid()), to_string(lvl),
-             source ? source : "-", msg);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    std::fputs(line, g_file ? g_file : stderr);
-    if (g_sink) g_sink(lvl, source ? source : "-", msg, g_sink_arg);
+             src, msg);
+    std::fputs(line, g_file ? g_file : stderr); // one write: lines from threads never interleave
+    if (g_sink) g_sink(lvl, src, msg, g_sink_arg);
+}
+
+std::string printable(std::string_view bytes, size_t max)
+{
+    bool cut = bytes.size() > max;
+    if (cut) bytes = bytes.substr(0, max);
+    std::string out(bytes.size() * 4 + 1, '\0');
+    out.resize(escape_nonprintable(bytes.data(), bytes.size(), out.data(), out.size(), true));
+    if (cut) out += "...";
+    return out;
 }
 
 void write(LogLevel lvl, const char *source, const char *fmt, ...)

@@ -26,6 +26,21 @@ uint64_t monotonic_ns()
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+// Application code runs under libevent's C frames: an exception unwinding
+// through them ends the process.  Tasks and timers that throw are logged and
+// the loop goes on (connections guard their own callbacks, see connection.cpp).
+template <class F> void run_guarded(const char *what, unsigned loop_index, F &&f)
+{
+    try {
+        f();
+    } catch (const std::exception &e) {
+        TW_ERROR("loop", "loop %u: a %s threw: %s; the loop goes on", loop_index, what, e.what());
+    } catch (...) {
+        TW_ERROR("loop", "loop %u: a %s threw an exception that is not a std::exception; the loop goes on", loop_index,
+                 what);
+    }
+}
+
 struct PendingSource {
     const tw_transport_ops *ops;
     tw_transport_loop *tloop;
@@ -66,7 +81,7 @@ struct LoopImpl {
             std::lock_guard<std::mutex> lock(mutex);
             batch.swap(tasks);
         }
-        for (auto &task : batch) task();
+        for (auto &task : batch) run_guarded("posted task", index, task);
     }
 
     static void on_wake(evutil_socket_t, short, void *arg) { static_cast<LoopImpl *>(arg)->run_tasks(); }
@@ -206,7 +221,7 @@ void Loop::shutdown()
                 return;
             }
         }
-        for (auto &task : batch) task();
+        for (auto &task : batch) run_guarded("posted task", d.index, task);
     }
     std::lock_guard<std::mutex> lock(d.mutex);
     d.closed = true;
@@ -276,7 +291,7 @@ void Timer::on_fire(int, short, void *arg)
     // Hold a reference, not a copy of the closure: the callback may destroy
     // the timer, and copying would allocate on every expiry.
     std::shared_ptr<std::function<void()>> cb = t->callback_;
-    (*cb)();
+    run_guarded("timer callback", t->loop_.index(), *cb);
 }
 
 } // namespace twinwire

@@ -73,6 +73,26 @@ std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
     for (const Required &r : required)
         if (!r.fn) return std::string("missing required operation '") + r.name + "'";
 
+    // A capability is a promise about operations: refuse one made without them.
+    struct Claimed {
+        uint64_t cap;
+        const char *cap_name;
+        const void *fn;
+        const char *name;
+    };
+    const Claimed claimed[] = {
+        {TW_CAP_HALF_CLOSE, "TW_CAP_HALF_CLOSE", reinterpret_cast<const void *>(out->shutdown), "shutdown"},
+        {TW_CAP_PENDING_DATA, "TW_CAP_PENDING_DATA", reinterpret_cast<const void *>(out->has_pending_data), "has_pending_data"},
+        {TW_CAP_PENDING_DATA, "TW_CAP_PENDING_DATA", reinterpret_cast<const void *>(out->process_pending_data), "process_pending_data"},
+        {TW_CAP_ZERO_COPY_SEND, "TW_CAP_ZERO_COPY_SEND", reinterpret_cast<const void *>(out->send_buf_get), "send_buf_get"},
+        {TW_CAP_ZERO_COPY_SEND, "TW_CAP_ZERO_COPY_SEND", reinterpret_cast<const void *>(out->send_buf_submit), "send_buf_submit"},
+        {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_borrow), "recv_buf_borrow"},
+        {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_return), "recv_buf_return"},
+    };
+    for (const Claimed &c : claimed)
+        if ((out->caps & c.cap) && !c.fn)
+            return std::string("claims ") + c.cap_name + " without the operation '" + c.name + "'";
+
     fill(out->probe, stub_probe);
     fill(out->describe, stub_describe);
     fill(out->has_pending_data, stub_has_pending);

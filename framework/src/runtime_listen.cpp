@@ -80,8 +80,13 @@ void ListenerImpl::on_incoming(tw_listener *listener, void *arg)
         int rc = ops.accept(listener, ep->transport->tloop(target), &conn);
         if (rc == -EAGAIN) return;
         if (rc < 0) {
-            TW_WARN("listen", "accept on %s:%u (%s) failed: %s", self->address.c_str(), self->port,
-                    ep->transport->name().c_str(), ep->transport->error_text(rc).c_str());
+            // Out of descriptors this repeats while the condition lasts: the
+            // log limits the line, the transport pauses accepting (TCP).
+            TW_WARN("listen", "accept on %s:%u (%s) failed: %s%s", self->address.c_str(), self->port,
+                    ep->transport->name().c_str(), ep->transport->error_text(rc).c_str(),
+                    rc == -EMFILE || rc == -ENFILE
+                        ? "; waiting clients are closed until descriptors are free (raise the fd limit, ulimit -n)"
+                        : "");
             return;
         }
         Runtime::Impl *rt = self->rt;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Connection lifecycle: connect and accept handshakes over rdma_cm, failure,
-// lingering close and teardown (with quarantine of rings a failed peer knows).
+// lingering close and teardown (the peer's rkey withdrawn before the memory
+// is reused).
 #include "core.hpp"
 
 #include "report.hpp"
@@ -45,8 +46,6 @@ WireHello own_hello(tw_conn *c)
     h.proto_max = kProtoMax;
     h.proto_chosen = c->version;
     h.features = 0;
-    h.rkey = c->block->rkey;
-    h.ring_addr = reinterpret_cast<uint64_t>(c->rx);
     h.ring_size = static_cast<uint32_t>(c->rx_size);
     h.recv_depth = static_cast<uint16_t>(s.recv_depth);
     h.credit_reserve = static_cast<uint16_t>(s.control_credits);
@@ -95,11 +94,13 @@ int setup_qp(tw_conn *c, std::string *why)
     }
     c->ldev = loop_device(l, dev, why);
     if (!c->ldev) return -ENOMEM;
-    c->block = c->ldev->pool->take(now_ns(l->t), why);
+    c->block = c->ldev->pool->take(why);
     if (!c->block) {
         c->stats.pool_exhausted += 1;
         return -ENOBUFS;
     }
+    int rc = grant_prepare(c, why);
+    if (rc) return rc;
     int entries = static_cast<int>(s.sq_depth + s.recv_depth);
     c->cq_slot = cq_reserve(c->ldev, entries, why);
     if (c->cq_slot < 0) return -ENOMEM;
@@ -134,14 +135,13 @@ int setup_qp(tw_conn *c, std::string *why)
     if (l->next_serial == 0) l->next_serial = 1;
     l->serials[c->serial] = c;
 
-    uint8_t *base = c->block->base;
-    c->rx = base;
+    c->rx = c->block->ring;
     c->rx_size = s.ring_size;
-    c->tx = base + s.ring_size;
+    c->tx = c->block->local;
     c->tx_size = s.send_buffer_size;
     c->recv_bufs = c->tx + s.send_buffer_size;
     c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
-    int rc = post_recvs(c, 0, s.recv_depth);
+    rc = post_recvs(c, 0, s.recv_depth);
     if (rc) {
         *why = call_failed("ibv_post_recv", -rc);
         return rc;
@@ -159,6 +159,9 @@ void established(tw_conn *c)
     if (c->is_client) c->loop->t->counters.connections_connected += 1;
     else c->loop->t->counters.connections_accepted += 1;
     mark_ready(c);
+    // The QP is in RTS now: bind our ring's window; RING names it to the
+    // peer once the bind completed, and only then can the peer write.
+    conn_bind_ring(c);
     conn_pump(c);
 }
 
@@ -197,7 +200,6 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
         WireHello wire = hello_to_wire(own_hello(c));
         rdma_conn_param p = conn_param(c, &wire, sizeof wire);
         c->state = ConnState::Connecting;
-        c->hello_sent = true;
         if (rdma_connect(c->id, &p) != 0) conn_fail(c, -errno, call_failed("rdma_connect", errno));
         return;
     }
@@ -254,7 +256,7 @@ tw_conn *conn_new(tw_transport_loop *l)
 void conn_delete(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
-    if (c->state != ConnState::Finished) conn_teardown(c, false);
+    if (c->state != ConnState::Finished) conn_teardown(c);
     l->conns.erase(c);
     l->t->counters.connections_open -= 1;
     delete c;
@@ -429,7 +431,6 @@ void conn_accept_on_target(void *arg)
     apply_peer(c, c->client_hello);
     WireHello wire = hello_to_wire(own_hello(c));
     rdma_conn_param p = conn_param(c, &wire, sizeof wire);
-    c->hello_sent = true;
     if (rdma_accept(c->id, &p) != 0) {
         int err = errno;
         logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned before accept: %s", c->peer_text.c_str(),
@@ -447,10 +448,13 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     c->last_error = text;
     c->error_pending = true;
     logf(t, TW_LOG_DEBUG, "connection %s failed: %s", c->peer_text.c_str(), text.c_str());
+    // A failed (or dead) peer loses its right to write at once; the bytes
+    // it wrote stay readable.
+    grant_revoke(c);
     if (c->state != ConnState::Established || c->host_closed) {
         // No data can be lost: release the verbs resources now (a client that
         // timed out lets the server see its request die).
-        conn_teardown(c, false);
+        conn_teardown(c);
     } else if (c->id && !c->disconnected) {
         c->disconnected = true;
         rdma_disconnect(c->id);
@@ -462,7 +466,7 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     mark_ready(c);
 }
 
-void conn_teardown(tw_conn *c, bool clean)
+void conn_teardown(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
     const Settings &s = l->t->cfg;
@@ -470,6 +474,10 @@ void conn_teardown(tw_conn *c, bool clean)
         l->serials.erase(c->serial);
         c->serial = 0;
     }
+    // Withdraw the rkey before anything else: once the window is gone no
+    // peer (nor anyone holding its rkey) can reach the block, so it can be
+    // reused at once.
+    bool revoked = grant_revoke(c);
     if (c->id) {
         if (c->qp && !c->disconnected && c->state == ConnState::Established) rdma_disconnect(c->id);
         if (c->qp) rdma_destroy_qp(c->id);
@@ -480,12 +488,8 @@ void conn_teardown(tw_conn *c, bool clean)
     if (c->ldev && c->cq_slot >= 0) cq_release(c->ldev, c->cq_slot, static_cast<int>(s.sq_depth + s.recv_depth));
     c->cq_slot = -1;
     if (c->block) {
-        if (clean || !c->hello_sent) {
-            c->ldev->pool->give_back(c->block);
-        } else {
-            c->ldev->pool->quarantine(c->block, now_ns(l->t) + s.quarantine_ns());
-            ensure_tick(l);
-        }
+        if (revoked) c->ldev->pool->give_back(c->block);
+        else c->ldev->pool->retire(c->block);
         c->block = nullptr;
     }
     if (c->state != ConnState::Finished && c->listener) c->listener = nullptr;
@@ -502,8 +506,7 @@ void conn_close(tw_conn *c)
     // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
     bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
     if (c->state != ConnState::Established || c->error || c->disconnected || unread || l->t->cfg.linger_ms == 0) {
-        bool clean = c->peer_eof && c->shutdown_acked;
-        if (c->state != ConnState::Finished) conn_teardown(c, clean);
+        if (c->state != ConnState::Finished) conn_teardown(c);
         if (!c->reaped) {
             c->reaped = true;
             l->reap.push_back(c);
@@ -526,7 +529,7 @@ void conn_check_linger(tw_conn *c)
     // the connection is gone anyway (disconnected, failed).
     bool clean = c->shutdown_acked && c->peer_eof;
     if (!clean && !c->disconnected && !c->error) return;
-    conn_teardown(c, clean);
+    conn_teardown(c);
     c->reaped = true;
     c->loop->reap.push_back(c);
 }
@@ -540,7 +543,7 @@ void conn_tick(tw_conn *c, uint64_t now)
         if (c->deadline_ns && now >= c->deadline_ns) {
             logf(t, TW_LOG_DEBUG, "connection %s: linger of %u ms ended before the peer finished", c->peer_text.c_str(),
                  s.linger_ms);
-            conn_teardown(c, false);
+            conn_teardown(c);
             c->reaped = true;
             c->loop->reap.push_back(c);
         }

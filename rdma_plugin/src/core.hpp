@@ -67,11 +67,20 @@ enum class ConnState {
 const char *state_name(ConnState s);
 
 /// Wrote into wr_id: serial (32) | kind (8) | index (24).
-enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4 };
+enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5 };
 inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 {
     return (uint64_t(serial) << 32) | (uint64_t(kind) << 24) | (index & 0xffffff);
 }
+
+/// The one thing a peer may write: our receive ring, through a type-2 memory
+/// window bound to our QP (ring_grant.cpp).
+struct RingGrant {
+    ibv_mw *mw = nullptr;
+    uint32_t rkey = 0;   ///< key of the current binding
+    bool bound = false;  ///< the bind completed: RING may name the ring
+    bool leaked = false; ///< deallocation failed: the block is never reused
+};
 
 /// What a signalled send completion frees: everything posted up to it.
 struct SignalMark {
@@ -108,7 +117,7 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::LoopDevice *ldev = nullptr;
     int cq_slot = -1;
     twrdma::Block *block = nullptr;
-    bool hello_sent = false;   ///< the peer may know our rkey
+    twrdma::RingGrant grant;   ///< what the peer may write (our RX ring)
     bool disconnected = false; ///< DISCONNECTED seen or rdma_disconnect called
     bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
 
@@ -178,6 +187,8 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t ctrl_done = 0;
 
     // control messages waiting for a credit
+    bool want_ring = false;       ///< our window is bound: name it in RING
+    bool peer_ring_known = false; ///< the peer's RING arrived: data may flow
     bool want_credit = false;
     bool want_keepalive = false;
     bool want_ka_ack = false;
@@ -245,8 +256,8 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
 void conn_accept_on_target(void *arg);
 void conn_fail(tw_conn *c, int code, const std::string &text);
 void conn_close(tw_conn *c);
-/// Release QP, id and block (quarantined unless `clean`).
-void conn_teardown(tw_conn *c, bool clean);
+/// Withdraw the peer's rkey, release QP, id and block.
+void conn_teardown(tw_conn *c);
 void conn_tick(tw_conn *c, uint64_t now);
 tw_conn *conn_new(tw_transport_loop *l);
 void conn_delete(tw_conn *c);
@@ -263,8 +274,19 @@ int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
 int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
+/// Post the bind of our ring's window (once established); RING follows its completion.
+void conn_bind_ring(tw_conn *c);
 /// Lingering close: done when our SHUTDOWN is acked and the peer ended.
 void conn_check_linger(tw_conn *c);
+
+// --- ring_grant.cpp: the peer's one remote right ---------------------------
+/// Allocate the connection's memory window (setup, before connect/accept).
+int grant_prepare(tw_conn *c, std::string *why);
+/// The bind work request for the RX ring (QP in RTS); sets grant.rkey.
+ibv_send_wr grant_bind_wr(tw_conn *c);
+/// Withdraw the peer's rkey (deallocate the window).  False when that
+/// failed: the peer may still hold a valid rkey, the block must be retired.
+bool grant_revoke(tw_conn *c);
 
 // --- listener.cpp ----------------------------------------------------------
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out);

@@ -66,6 +66,10 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
     m.consumed = c->rx_head;
     c->rx_reported = c->rx_head;
     if (type == Ctrl::Shutdown) m.sent = c->r_written;
+    if (type == Ctrl::Ring) {
+        m.rkey = c->grant.rkey;
+        m.sent = reinterpret_cast<uint64_t>(c->rx);
+    }
     WireCtrl wire = ctrl_to_wire(m);
     uint8_t *slot = c->ctrl_bufs + (c->ctrl_posted % Settings::kCtrlSlots) * kRecvBufSize;
     std::memcpy(slot, &wire, sizeof wire);
@@ -90,7 +94,7 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
 /// completion frees the TX ring behind unsignalled writes.
 void post_fence(tw_conn *c)
 {
-    if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2) return;
+    if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2 || !c->peer_ring_known) return;
     ibv_send_wr wr{};
     wr.wr_id = make_wr_id(c->serial, WrKind::Fence, 0);
     wr.opcode = IBV_WR_RDMA_WRITE;
@@ -103,7 +107,8 @@ void post_fence(tw_conn *c)
 /// Post data from the TX ring; returns true when everything accepted is posted.
 bool pump_data(tw_conn *c)
 {
-    while (c->tx_posted < c->tx_head && !c->error) {
+    // Nothing to write into before the peer named its ring (RING).
+    while (c->tx_posted < c->tx_head && !c->error && c->peer_ring_known) {
         uint64_t r_free = c->peer.ring_size - (c->r_written - c->r_consumed);
         if (c->send_credits <= c->peer.credit_reserve || r_free == 0) {
             if (!c->stalled) {
@@ -180,7 +185,10 @@ bool control_allowed(const tw_conn *c, Ctrl type)
 void pump_control(tw_conn *c, bool data_all_posted)
 {
     while (!c->error && sq_free(c) >= 1 && c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
-        if (c->want_ka_ack && control_allowed(c, Ctrl::KeepaliveAck)) {
+        if (c->want_ring && control_allowed(c, Ctrl::Ring)) {
+            c->want_ring = false;
+            if (!send_ctrl(c, Ctrl::Ring, false)) return;
+        } else if (c->want_ka_ack && control_allowed(c, Ctrl::KeepaliveAck)) {
             c->want_ka_ack = false;
             if (!send_ctrl(c, Ctrl::KeepaliveAck, false)) return;
         } else if (c->want_credit && control_allowed(c, Ctrl::Credit)) {
@@ -269,6 +277,12 @@ void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
         break;
     case Ctrl::Keepalive: c->want_ka_ack = true; break;
     case Ctrl::KeepaliveAck: break;
+    case Ctrl::Ring:
+        if (c->peer_ring_known) return bad_frame(c, "a second RING (the ring is named once)");
+        c->peer.rkey = m.rkey;
+        c->peer.ring_addr = m.sent;
+        c->peer_ring_known = true;
+        break;
     }
     mark_ready(c);
 }
@@ -315,6 +329,13 @@ int post_recvs(tw_conn *c, uint32_t first, uint32_t count)
     return 0;
 }
 
+void conn_bind_ring(tw_conn *c)
+{
+    if (!c->grant.mw || c->grant.bound) return;
+    ibv_send_wr wr = grant_bind_wr(c);
+    post_chain(c, &wr, &wr, 1, true);
+}
+
 void conn_pump(tw_conn *c)
 {
     if (c->state != ConnState::Established || c->error || !c->qp) return;
@@ -333,7 +354,10 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
         // Flushes after we (or the peer) ended the connection say nothing new.
         if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) return;
-        const char *what = kind == WrKind::Recv ? "RECV" : kind == WrKind::Ctrl ? "SEND (control)" : "RDMA_WRITE";
+        const char *what = kind == WrKind::Recv   ? "RECV"
+                           : kind == WrKind::Ctrl ? "SEND (control)"
+                           : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
+                                                  : "RDMA_WRITE";
         conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
         if (c->host_closed) conn_check_linger(c);
         return;
@@ -354,6 +378,10 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         else c->owed_ctrl += 1;
     } else {
         on_send_done(c);
+        if (kind == WrKind::Bind) {
+            c->grant.bound = true;
+            c->want_ring = true;
+        }
     }
     conn_pump(c);
     if (c->host_closed) conn_check_linger(c);

@@ -91,7 +91,8 @@ int Devices::open(const Settings &s, std::string *why)
     int n = 0;
     list_ = rdma_get_devices(&n);
     if (!list_ || n == 0) {
-        *why = "no RDMA device found (ibv_devices lists none); load a driver or create a SoftRoCE device "
+        *why = "no RDMA device found (ibv_devices lists none); load a driver and install its user-space provider "
+               "(ibverbs-providers on Debian and Ubuntu), or create a SoftRoCE device "
                "(`rdma link add rxe0 type rxe netdev eth0`), or use the TCP transport";
         return -TW_ENODEVICE;
     }

@@ -15,13 +15,10 @@ using namespace twrdma;
 
 namespace {
 
-/// Run `fn`, turning a forked child into -TW_EFORKED and any exception into
-/// an error code.  The data path checks only the atfork flag: getpid() is a
-/// syscall, and the loop calls has_pending/process_pending every turn.
-template <class Fn> auto guarded(Fn fn) -> decltype(fn())
+/// Run `fn`, turning any exception into an error code: none crosses into C.
+template <class Fn> auto no_throw(Fn fn) -> decltype(fn())
 {
     using R = decltype(fn());
-    if (forked_flag()) return static_cast<R>(-TW_EFORKED);
     try {
         return fn();
     } catch (const std::bad_alloc &) {
@@ -29,6 +26,16 @@ template <class Fn> auto guarded(Fn fn) -> decltype(fn())
     } catch (...) {
         return static_cast<R>(-EIO);
     }
+}
+
+/// no_throw, and a forked child gets -TW_EFORKED.  The data path checks only
+/// the atfork flag: getpid() is a syscall, and the loop calls
+/// has_pending/process_pending every turn.
+template <class Fn> auto guarded(Fn fn) -> decltype(fn())
+{
+    using R = decltype(fn());
+    if (forked_flag()) return static_cast<R>(-TW_EFORKED);
+    return no_throw(fn);
 }
 
 /// For the calls that create or destroy objects: the full check, pid included.
@@ -65,13 +72,13 @@ bool buf_fits_v1(const tw_buf *b) { return b && b->size >= TW_BUF_SIZE_V1; }
 
 int op_init(const tw_host *host, tw_transport **out, char *why, size_t why_len)
 {
-    try {
-        return transport_init(host, out, why, why_len);
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    return no_throw([&] { return transport_init(host, out, why, why_len); });
+}
+
+// Needs neither a device nor rdma-core: works on every host, in every mode.
+int op_check_config(const tw_host *host, char *why, size_t why_len)
+{
+    return no_throw([&] { return transport_check_config(host, why, why_len); });
 }
 
 void op_fini(tw_transport *t)

@@ -124,7 +124,7 @@ void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why)
          c->peer_text.c_str(), why);
     t->counters.handshakes_aborted += 1;
     c->listener = nullptr;
-    conn_teardown(c, true);
+    conn_teardown(c);
     c->host_closed = true; // never seen by the host
     c->reaped = true;
     ls->loop->reap.push_back(c);
@@ -146,7 +146,7 @@ int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
             reject(c->id, RejectReason::Resources, "server: cannot hand the connection to a loop");
             ls->loop->conns.insert(c);
             t->counters.handshakes_aborted += 1;
-            conn_teardown(c, true);
+            conn_teardown(c);
             c->host_closed = true;
             c->reaped = true;
             ls->loop->reap.push_back(c);
@@ -181,7 +181,7 @@ void listener_close(tw_listener *ls)
         reject(c->id, RejectReason::Shutdown, "server: listener closed");
         l->t->counters.handshakes_aborted += 1;
         c->listener = nullptr;
-        conn_teardown(c, true);
+        conn_teardown(c);
         c->host_closed = true;
         c->reaped = true;
         l->reap.push_back(c);

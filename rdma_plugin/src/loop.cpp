@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Per-loop state: the rdma_cm event channel, completion channels and CQs,
-// the tick timer (timeouts, keepalives, quarantine) and pending delivery.
+// the tick timer (timeouts, keepalives) and pending delivery.
 #include "core.hpp"
 
 #include "report.hpp"
@@ -112,18 +112,11 @@ void on_tick(tw_timer *, void *arg)
 {
     auto *l = static_cast<tw_transport_loop *>(arg);
     uint64_t now = now_ns(l->t);
-    bool quarantine = false;
-    for (auto &ld : l->devs) {
-        if (ld->pool) {
-            ld->pool->release_due(now);
-            quarantine = quarantine || ld->pool->has_quarantine();
-        }
-    }
     // conn_tick may fail a connection, never free it (reaping comes after).
     std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
     for (tw_conn *c : all) conn_tick(c, now);
     reap_now(l);
-    if (l->conns.empty() && !quarantine && l->tick_armed) {
+    if (l->conns.empty() && l->tick_armed) {
         l->host->timer_disarm(l->tick);
         l->tick_armed = false;
     }
@@ -261,7 +254,7 @@ void loop_detach(tw_transport_loop *l)
     // Every connection was closed by the host; lingering ones end now.
     std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
     for (tw_conn *c : all) {
-        if (c->state != ConnState::Finished) conn_teardown(c, false);
+        if (c->state != ConnState::Finished) conn_teardown(c);
         if (!c->reaped) {
             c->reaped = true;
             l->reap.push_back(c);

@@ -12,6 +12,7 @@
 TW_BEGIN_DECLS
 
 int op_init(const struct tw_host *host, tw_transport **out, char *why, size_t why_len);
+int op_check_config(const struct tw_host *host, char *why, size_t why_len);
 void op_fini(tw_transport *t);
 int op_probe(const struct tw_host *host, char *buf, size_t len);
 int op_describe(tw_transport *t, char *buf, size_t len);

@@ -42,6 +42,7 @@ static const struct tw_transport_ops rdma_ops = {
     .recv_buf_borrow = op_recv_buf_borrow,
     .recv_buf_return = op_recv_buf_return,
     .ctrl = op_ctrl,
+    .check_config = op_check_config,
 };
 
 static const struct tw_plugin_info rdma_info = {

@@ -23,16 +23,22 @@ Pool::Pool(Device &device, const Settings &settings, TransportCounters &counters
 Pool::~Pool()
 {
     // Called when every QP of the loop is destroyed: no peer can reach the
-    // memory any more, quarantined blocks included.
+    // memory any more, retired blocks included.
     size_t total = 0;
     for (auto &b : blocks_) total += b.size();
-    counters_.registered_in_use -= static_cast<int64_t>((total - free_.size()) * block_size_);
-    counters_.quarantined_bytes -= static_cast<int64_t>(quarantined_.size() * block_size_);
+    counters_.registered_in_use -= static_cast<int64_t>((total - free_.size() - retired_) * block_size_);
+    counters_.quarantined_bytes -= static_cast<int64_t>(retired_ * block_size_);
     for (auto &s : slabs_) {
-        if (s.mr) ibv_dereg_mr(s.mr);
-        if (s.base) munmap(s.base, s.len);
+        release(s);
         counters_.registered_bytes -= static_cast<int64_t>(s.len);
     }
+}
+
+void Pool::release(Slab &s)
+{
+    for (ibv_mr *mr : s.ring_mrs) ibv_dereg_mr(mr);
+    if (s.local_mr) ibv_dereg_mr(s.local_mr);
+    if (s.base) munmap(s.base, s.len);
 }
 
 int Pool::prime(std::string *why) { return slabs_.empty() ? grow(why) : 0; }
@@ -46,6 +52,7 @@ int Pool::grow(std::string *why)
                       human_bytes(block_size_).c_str());
         return -ENOBUFS;
     }
+    const char *hint = "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower rdma.pool_max";
     Slab s;
     s.len = slab_bytes_;
     s.base = mmap(nullptr, s.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -55,31 +62,48 @@ int Pool::grow(std::string *why)
     }
     // Registered memory must not be copied-on-write into a forked child.
     madvise(s.base, s.len, MADV_DONTFORK);
-    s.mr = ibv_reg_mr(device_.pd, s.base, s.len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    if (!s.mr) {
+    const size_t count = slab_bytes_ / block_size_;
+    const size_t ring = settings_.ring_size;
+    const size_t local = block_size_ - ring; // ring_size is a multiple of the page size
+    auto *rings = static_cast<uint8_t *>(s.base);
+    uint8_t *locals = rings + count * ring;
+    s.local_mr = ibv_reg_mr(device_.pd, locals, count * local, IBV_ACCESS_LOCAL_WRITE);
+    if (!s.local_mr) {
         int err = errno;
-        munmap(s.base, s.len);
-        *why = call_failed("ibv_reg_mr (registered pool slab)", err,
-                           "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower rdma.pool_max");
+        release(s);
+        *why = call_failed("ibv_reg_mr (registered pool: TX rings and buffers)", err, hint);
         return -ENOMEM;
     }
-    slabs_.push_back(s);
-    counters_.registered_bytes += static_cast<int64_t>(s.len);
-    std::vector<Block> blocks(slab_bytes_ / block_size_);
-    for (size_t i = 0; i < blocks.size(); ++i) {
-        blocks[i].base = static_cast<uint8_t *>(s.base) + i * block_size_;
-        blocks[i].lkey = s.mr->lkey;
-        blocks[i].rkey = s.mr->rkey;
+    // The rings need no local access flag of their own (the CPU reads them);
+    // MW_BIND lets a connection bind its window there.
+    int ring_access = IBV_ACCESS_LOCAL_WRITE | (device_has_type2_mw(device_) ? IBV_ACCESS_MW_BIND : 0);
+    for (size_t i = 0; i < count; ++i) {
+        ibv_mr *mr = ibv_reg_mr(device_.pd, rings + i * ring, ring, ring_access);
+        if (!mr) {
+            int err = errno;
+            release(s);
+            *why = call_failed("ibv_reg_mr (registered pool: receive ring)", err, hint);
+            return -ENOMEM;
+        }
+        s.ring_mrs.push_back(mr);
     }
+    std::vector<Block> blocks(count);
+    for (size_t i = 0; i < count; ++i) {
+        blocks[i].ring = rings + i * ring;
+        blocks[i].ring_mr = s.ring_mrs[i];
+        blocks[i].local = locals + i * local;
+        blocks[i].lkey = s.local_mr->lkey;
+    }
+    slabs_.push_back(std::move(s));
+    counters_.registered_bytes += static_cast<int64_t>(slab_bytes_);
     blocks_.push_back(std::move(blocks));
     auto &mine = blocks_.back();
     for (size_t i = mine.size(); i-- > 0;) free_.push_back(&mine[i]);
     return 0;
 }
 
-Block *Pool::take(uint64_t now_ns, std::string *why)
+Block *Pool::take(std::string *why)
 {
-    release_due(now_ns);
     if (free_.empty() && grow(why) != 0) {
         counters_.pool_exhausted += 1;
         return nullptr;
@@ -96,21 +120,17 @@ void Pool::give_back(Block *block)
     free_.push_back(block);
 }
 
-void Pool::quarantine(Block *block, uint64_t release_ns)
+void Pool::retire(Block *block)
 {
-    block->release_ns = release_ns;
+    counters_.registered_in_use -= block_size_;
     counters_.quarantined_bytes += block_size_;
-    quarantined_.push_back(block);
+    retired_ += 1;
+    (void)block; // never handed out again
 }
 
-void Pool::release_due(uint64_t now_ns)
+bool device_has_type2_mw(const Device &dev)
 {
-    while (!quarantined_.empty() && quarantined_.front()->release_ns <= now_ns) {
-        Block *b = quarantined_.front();
-        quarantined_.pop_front();
-        counters_.quarantined_bytes -= block_size_;
-        give_back(b);
-    }
+    return (dev.attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
 }
 
 } // namespace twrdma

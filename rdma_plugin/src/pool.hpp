@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT
-// Registered memory of one (loop, device): slabs registered once, carved into
-// equal per-connection blocks.  No ibv_reg_mr after a slab exists; a block
-// whose rkey a failed peer may still use waits in quarantine.
+// Registered memory of one (loop, device): slabs registered once, carved
+// into equal per-connection blocks.  No ibv_reg_mr after a slab exists.
+// Nothing is registered with remote access: a peer writes only through its
+// connection's memory window (ring_grant.cpp), bound over a registration
+// that covers exactly its ring.  A block whose window could not be
+// withdrawn is retired, never reused.
+//
+// Slab layout: every block's receive ring first, each its own registration
+// (MW_BIND, so that a window over it can never reach past the ring, even on
+// a device that checks only the underlying registration's bounds), then
+// every block's local part (TX ring, receive and control buffers) in one
+// registration with local access only.
 #pragma once
 
 #include "devices.hpp"
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -17,11 +25,14 @@ struct TransportCounters;
 
 /// One connection's registered memory.
 struct Block {
-    uint8_t *base = nullptr;
-    uint32_t lkey = 0;
-    uint32_t rkey = 0;
-    uint64_t release_ns = 0; ///< quarantine: usable again after this time
+    uint8_t *ring = nullptr;   ///< receive ring (rdma.ring_size bytes)
+    ibv_mr *ring_mr = nullptr; ///< exactly the ring; windows are bound over it
+    uint8_t *local = nullptr;  ///< TX ring, then receive and control buffers
+    uint32_t lkey = 0;         ///< of the local part
 };
+
+/// Whether the device binds type-2 memory windows (which twinwire needs).
+bool device_has_type2_mw(const Device &dev);
 
 class Pool {
 public:
@@ -34,14 +45,12 @@ public:
     int prime(std::string *why);
     /// A free block, growing by a slab when allowed; nullptr with *why when
     /// the pool is exhausted (counted).
-    Block *take(uint64_t now_ns, std::string *why);
+    Block *take(std::string *why);
     /// Return a block that no peer can write any more.
     void give_back(Block *block);
-    /// Return a block that a peer may still write until `release_ns`.
-    void quarantine(Block *block, uint64_t release_ns);
-    /// Move quarantined blocks whose time has come back to the free list.
-    void release_due(uint64_t now_ns);
-    bool has_quarantine() const { return !quarantined_.empty(); }
+    /// Keep a block out of use for good: a peer may still hold a valid rkey
+    /// for it (its window could not be deallocated).  Counted as quarantined.
+    void retire(Block *block);
     size_t block_size() const { return block_size_; }
 
 private:
@@ -50,8 +59,10 @@ private:
     struct Slab {
         void *base = nullptr;
         size_t len = 0;
-        ibv_mr *mr = nullptr;
+        ibv_mr *local_mr = nullptr;
+        std::vector<ibv_mr *> ring_mrs;
     };
+    static void release(Slab &s);
     Device &device_;
     const Settings &settings_;
     TransportCounters &counters_;
@@ -59,7 +70,7 @@ private:
     size_t slab_bytes_;
     std::vector<Slab> slabs_;
     std::vector<Block *> free_;
-    std::deque<Block *> quarantined_; ///< in release order
+    size_t retired_ = 0;
     std::vector<std::vector<Block>> blocks_; ///< per slab
     bool warned_exhausted_ = false;
 };

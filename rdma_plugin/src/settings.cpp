@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace twrdma {
 
@@ -43,15 +44,6 @@ size_t Settings::block_size() const
     return (raw + 4095) & ~size_t(4095);
 }
 
-uint64_t Settings::quarantine_ns() const
-{
-    // One local ACK timeout is 4.096 us * 2^qp_timeout; the peer may retry
-    // retry_count times after the first try.  Twice that, at least a second.
-    uint64_t ack_ns = 4096ull << qp_timeout;
-    uint64_t window = ack_ns * (retry_count + 1ull) * 2;
-    return window < 1000000000ull ? 1000000000ull : window;
-}
-
 namespace {
 
 class Reader {
@@ -84,10 +76,18 @@ public:
         return true;
     }
 
-    bool text(const char *key, std::string *out)
+    /// A kernel device name as ibv_devices lists it ("rxe0", "mlx5_1").
+    bool device_name(const char *key, std::string *out)
     {
         const char *v = get(key);
-        if (v) *out = v;
+        if (!v) return true;
+        size_t len = std::strlen(v);
+        if (len == 0 || len >= kDeviceNameMax) return bad(key, v, "expected a device name of 1 to 63 characters");
+        for (const char *p = v; *p; ++p)
+            if (*p == '/' || *p <= ' ' || *p == 0x7f)
+                return bad(key, v, "expected a device name as ibv_devices lists it (no '/', spaces or control "
+                                   "characters)");
+        *out = v;
         return true;
     }
 
@@ -97,17 +97,29 @@ public:
         return false;
     }
 
+    /// Where a key's value came from, for the rules between keys: its
+    /// origin, or "default" when it was not set.
+    const char *origin_of(const char *key) const
+    {
+        auto it = origins_.find(key);
+        return it == origins_.end() ? "default" : it->second.c_str();
+    }
+
 private:
+    static constexpr size_t kDeviceNameMax = 64; // IBV_SYSFS_NAME_MAX, with the NUL
+
     const char *get(const char *key)
     {
         const char *origin = nullptr;
         const char *v = host_->config_get(host_, key, &origin);
         origin_ = origin ? origin : "unknown origin";
+        if (v) origins_[key] = origin_;
         return v;
     }
     const tw_host *host_;
     std::string *why_;
     std::string origin_;
+    std::map<std::string, std::string> origins_; ///< of the keys that were set
 };
 
 } // namespace
@@ -130,7 +142,7 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
               r.integer("rdma.keepalive_ms", &s->keepalive_ms, 10, 3600000) &&
               r.integer("rdma.dead_peer_ms", &s->dead_peer_ms, 20, 86400000) &&
               r.integer("rdma.linger_ms", &s->linger_ms, 0, 600000) &&
-              r.integer("rdma.busy_poll_us", &s->busy_poll_us, 0, 1000000) && r.text("rdma.device", &s->device) &&
+              r.integer("rdma.busy_poll_us", &s->busy_poll_us, 0, 1000000) && r.device_name("rdma.device", &s->device) &&
               r.integer("rdma.port", &s->port, 0, 255);
     if (ok) {
         const char *origin = nullptr;
@@ -142,26 +154,28 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     }
     if (!ok) return -TW_ECONFIG;
     if (gid_set) s->gid_index = static_cast<int>(gid);
-    // Cross-key rules, each named with both keys.
+    // Cross-key rules, each named with both keys and where they came from.
     if (s->control_credits * 2 > s->recv_depth) {
-        *why = format("rdma.control_credits = %u with rdma.recv_depth = %u: the reserve for control messages "
-                      "may be at most half the receive depth",
-                      s->control_credits, s->recv_depth);
+        *why = format("rdma.control_credits = %u (%s) with rdma.recv_depth = %u (%s): the reserve for control "
+                      "messages may be at most half the receive depth",
+                      s->control_credits, r.origin_of("rdma.control_credits"), s->recv_depth,
+                      r.origin_of("rdma.recv_depth"));
         return -TW_ECONFIG;
     }
     if (s->pool_max < s->pool_size) {
-        *why = format("rdma.pool_max = %zu is smaller than rdma.pool_size = %zu", s->pool_max, s->pool_size);
+        *why = format("rdma.pool_max = %zu (%s) is smaller than rdma.pool_size = %zu (%s)", s->pool_max,
+                      r.origin_of("rdma.pool_max"), s->pool_size, r.origin_of("rdma.pool_size"));
         return -TW_ECONFIG;
     }
     if (s->dead_peer_ms <= s->keepalive_ms) {
-        *why = format("rdma.dead_peer_ms = %u must be larger than rdma.keepalive_ms = %u", s->dead_peer_ms,
-                      s->keepalive_ms);
+        *why = format("rdma.dead_peer_ms = %u (%s) must be larger than rdma.keepalive_ms = %u (%s)", s->dead_peer_ms,
+                      r.origin_of("rdma.dead_peer_ms"), s->keepalive_ms, r.origin_of("rdma.keepalive_ms"));
         return -TW_ECONFIG;
     }
     if (s->block_size() > s->pool_max) {
-        *why = format("rdma.pool_max = %zu cannot hold one connection (%zu bytes: ring_size + send_buffer_size + "
-                      "receive buffers)",
-                      s->pool_max, s->block_size());
+        *why = format("rdma.pool_max = %zu (%s) cannot hold one connection (%zu bytes: rdma.ring_size + "
+                      "rdma.send_buffer_size + receive buffers)",
+                      s->pool_max, r.origin_of("rdma.pool_max"), s->block_size());
         return -TW_ECONFIG;
     }
     return 0;

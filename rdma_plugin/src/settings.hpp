@@ -34,8 +34,6 @@ struct Settings {
     size_t block_size() const;
     /// Control message slots per connection.
     static constexpr uint32_t kCtrlSlots = 16;
-    /// How long a ring whose rkey a failed peer knows stays unused.
-    uint64_t quarantine_ns() const;
 };
 
 /// Read every rdma.* key.  On a bad value return -TW_ECONFIG and put

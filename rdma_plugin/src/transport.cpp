@@ -3,6 +3,7 @@
 #include "transport.hpp"
 
 #include "process_guard.hpp"
+#include "rdma_core.hpp"
 #include "report.hpp"
 
 #include <cstdio>
@@ -38,7 +39,14 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
     auto t = std::make_unique<tw_transport>();
     t->host = host;
     std::string reason;
+    // Settings first: a bad value is a configuration error on every host,
+    // not hidden behind a missing library or device.
     int rc = load_settings(host, &t->cfg, &reason);
+    if (rc) {
+        put_why(why, why_len, reason);
+        return rc;
+    }
+    rc = load_rdma_core(&reason);
     if (rc) {
         put_why(why, why_len, reason);
         return rc;
@@ -65,7 +73,22 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
 
 void transport_fini(tw_transport *t) { delete t; }
 
-int transport_probe(const tw_host *, char *buf, size_t len) { return copy_out(probe_devices(), buf, len); }
+int transport_check_config(const tw_host *host, char *why, size_t why_len)
+{
+    if (!host || !TW_HAS_MEMBER(host, tw_host, config_get) || !host->config_get) return -EINVAL;
+    Settings unused;
+    std::string reason;
+    int rc = load_settings(host, &unused, &reason);
+    if (rc) put_why(why, why_len, reason);
+    return rc;
+}
+
+int transport_probe(const tw_host *, char *buf, size_t len)
+{
+    std::string why;
+    if (load_rdma_core(&why) != 0) return copy_out(format("devices: 0\nerror: %s\n", why.c_str()), buf, len);
+    return copy_out(probe_devices(), buf, len);
+}
 
 int transport_describe(tw_transport *t, char *buf, size_t len)
 {

@@ -61,7 +61,6 @@ std::string hello_from_wire(const void *data, size_t len, WireHello *out, Reject
                       h.credit_reserve);
         return why;
     }
-    if (h.ring_addr == 0) return "hello has a null ring address";
     *out = h;
     return "";
 }
@@ -103,6 +102,7 @@ WireCtrl ctrl_to_wire(const WireCtrl &c)
     w.version = c.version;
     w.type = c.type;
     w.credits = htobe32(c.credits);
+    w.rkey = htobe32(c.rkey);
     w.consumed = htobe64(c.consumed);
     w.sent = htobe64(c.sent);
     return w;
@@ -122,16 +122,18 @@ std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCt
         std::snprintf(why, sizeof why, "control message of version %u on a version %u connection", w.version, version);
         return why;
     }
-    if (w.type < static_cast<uint8_t>(Ctrl::Credit) || w.type > static_cast<uint8_t>(Ctrl::KeepaliveAck)) {
+    if (w.type < static_cast<uint8_t>(Ctrl::Credit) || w.type > static_cast<uint8_t>(Ctrl::Ring)) {
         std::snprintf(why, sizeof why, "control message of unknown type %u", w.type);
         return why;
     }
-    if (w.reserved != 0 || w.reserved2 != 0) return "control message with non-zero reserved fields";
+    if (w.reserved != 0) return "control message with non-zero reserved fields";
+    if (w.type != static_cast<uint8_t>(Ctrl::Ring) && w.rkey != 0) return "control message with an rkey (only RING has one)";
     WireCtrl c{};
     c.magic = kHelloMagic;
     c.version = w.version;
     c.type = w.type;
     c.credits = be32toh(w.credits);
+    c.rkey = be32toh(w.rkey);
     c.consumed = be64toh(w.consumed);
     c.sent = be64toh(w.sent);
     *out = c;
@@ -145,6 +147,7 @@ const char *ctrl_name(uint8_t type)
     case Ctrl::Shutdown: return "SHUTDOWN";
     case Ctrl::Keepalive: return "KEEPALIVE";
     case Ctrl::KeepaliveAck: return "KEEPALIVE_ACK";
+    case Ctrl::Ring: return "RING";
     }
     return "UNKNOWN";
 }

@@ -12,13 +12,18 @@ namespace twrdma {
 
 constexpr uint32_t kHelloMagic = 0x54575244;  // "TWRD"
 constexpr uint32_t kRejectMagic = 0x5457524a; // "TWRJ"
-constexpr uint8_t kProtoMin = 1;
-constexpr uint8_t kProtoMax = 1;
+/// Version 2: the hello names no rkey; each side names its receive ring in
+/// a RING control message once the ring's memory window is bound.  Version
+/// 1 (the slab's rkey in the hello) let a peer write outside its ring and
+/// is no longer spoken.
+constexpr uint8_t kProtoMin = 2;
+constexpr uint8_t kProtoMax = 2;
 /// Feature bits both ends must understand; none defined in version 1.
 constexpr uint32_t kFeaturesKnown = 0;
 
-/// Handshake of either side: where the sender's receive ring is and how many
-/// receives it posted.  Sent in rdma_connect / rdma_accept private data.
+/// Handshake of either side: versions, features, the size of the sender's
+/// receive ring and how many receives it posted.  Sent in rdma_connect /
+/// rdma_accept private data.  Where the ring is and its rkey follow in RING.
 struct WireHello {
     uint32_t magic;          ///< kHelloMagic
     uint8_t proto_min;       ///< lowest protocol version the sender speaks
@@ -26,8 +31,8 @@ struct WireHello {
     uint8_t proto_chosen;    ///< accept only: the version in use (0 in connect)
     uint8_t reserved0;       ///< 0
     uint32_t features;       ///< feature bits the sender requires
-    uint32_t rkey;           ///< rkey of the sender's receive ring
-    uint64_t ring_addr;      ///< virtual address of the receive ring
+    uint32_t rkey;           ///< version 1 only; 0 (the rkey travels in RING)
+    uint64_t ring_addr;      ///< version 1 only; 0 (the address travels in RING)
     uint32_t ring_size;      ///< bytes, power of two
     uint16_t recv_depth;     ///< receives posted before connect/accept = initial credits
     uint16_t credit_reserve; ///< credits the peer keeps for control messages
@@ -61,7 +66,9 @@ struct WireReject {
 static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM reject");
 
 /// Control message types (SEND).
-enum class Ctrl : uint8_t { Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4 };
+/// RING names the sender's receive ring (address in `sent`, rkey in `rkey`)
+/// once the ring's memory window is bound: the hello carries no rkey.
+enum class Ctrl : uint8_t { Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4, Ring = 5 };
 
 /// Every control message has this one fixed layout.
 struct WireCtrl {
@@ -70,9 +77,9 @@ struct WireCtrl {
     uint8_t type;      ///< Ctrl
     uint16_t reserved; ///< 0
     uint32_t credits;  ///< receives reposted since the last report (returned credits)
-    uint32_t reserved2;///< 0
+    uint32_t rkey;     ///< Ring: rkey of the sender's receive ring; else 0
     uint64_t consumed; ///< cumulative bytes of the receiver's ring consumed
-    uint64_t sent;     ///< Shutdown: cumulative bytes written before it; else 0
+    uint64_t sent;     ///< Shutdown: cumulative bytes written before it; Ring: the ring's address; else 0
 };
 static_assert(sizeof(WireCtrl) == 32, "control message layout is part of the wire protocol");
 constexpr size_t kRecvBufSize = 64; ///< every posted receive takes a control message

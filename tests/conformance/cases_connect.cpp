@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Conformance: establishing connections, and the ways it fails.
 #include "harness.hpp"
+#include "needs.hpp"
 #include "payload.hpp"
 
 #include <catch2/catch.hpp>
@@ -9,7 +10,7 @@
 
 using namespace twinwire::conformance;
 
-TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once, with matching addresses", "[connect]")
+TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once", "[connect]")
 {
     Env env;
     Server &server = env.listen();
@@ -21,7 +22,16 @@ TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once, with mat
     CHECK(client.errors == 0);
     CHECK(accepted.errors == 0);
     CHECK(server.accepted == 1);
+    CHECK(env.rule_violations() == "");
+}
 
+TEST_CASE("both ends of a connection report matching local and peer addresses", "[connect]")
+{
+    CONFORMANCE_NEEDS(TW_NEED_OP(local_addr), TW_NEED_OP(peer_addr), TW_NEED_OP(listener_addr));
+    Env env;
+    Server &server = env.listen();
+    Endpoint &client = env.connect_both(server);
+    Endpoint &accepted = *server.endpoints[0];
     sockaddr_storage client_local = client.local_address();
     sockaddr_storage client_peer = client.peer_address();
     sockaddr_storage server_local = accepted.local_address();
@@ -30,6 +40,30 @@ TEST_CASE("a client connects and both ends report TW_EV_CONNECTED once, with mat
     CHECK(to_text(server_local) == to_text(server.address));
     CHECK(to_text(server_peer) == to_text(client_local));
     if (auto source = context().client_source()) CHECK(same_host(client_local, *source));
+    CHECK(env.rule_violations() == "");
+}
+
+// The promise of accept() in transport.h: what the transport posts to the
+// target loop in accept() runs before the host's set_callback, also when the
+// target is the listener's own loop (the harness posts set_callback, like
+// the runtime).  A transport that finishes its handshake in such a task and
+// expects the callback to be set already loses TW_EV_CONNECTED here.
+TEST_CASE("a connection accepted onto the listener's own loop comes up although set_callback runs after the transport's accept tasks",
+          "[connect][rules]")
+{
+    Env env;
+    Server &server = env.listen(0, 0);
+    Endpoint &client = env.connect(server);
+    client.send("first bytes");
+    // The accepted end echoes: the bytes coming back prove it came up.
+    bool up = env.run_until([&] { return client.failed() || client.received.size() >= 11; });
+    INFO(client.describe());
+    INFO((server.endpoints.empty() ? std::string("no accepted endpoint") : server.endpoints[0]->describe()));
+    REQUIRE(up);
+    CHECK_FALSE(client.failed());
+    CHECK(client.received == "first bytes");
+    REQUIRE(server.endpoints.size() == 1);
+    CHECK(server.endpoints[0]->connected == 1);
     CHECK(env.rule_violations() == "");
 }
 
@@ -72,6 +106,8 @@ TEST_CASE("no callback runs from inside an operation, and READ/WRITE never come 
     CHECK(env.rule_violations() == "");
 }
 
+// Accepts: TW_EV_ERROR with get_error() == -ECONNREFUSED; read then returns
+// -ECONNREFUSED, write any negative code.
 TEST_CASE("connecting where nothing listens reports TW_EV_ERROR with -ECONNREFUSED", "[connect][errors]")
 {
     Env env;
@@ -90,15 +126,16 @@ TEST_CASE("connecting where nothing listens reports TW_EV_ERROR with -ECONNREFUS
     CHECK(env.rule_violations() == "");
 }
 
-TEST_CASE("a connect that is never answered reports -ETIMEDOUT once its timeout passes", "[connect][errors][.silent]")
+// Accepts: TW_EV_ERROR with get_error() == -ETIMEDOUT.
+TEST_CASE("a connect that is never answered reports -ETIMEDOUT once its timeout passes", "[connect][errors][silent]")
 {
     std::string why;
     auto silent = context().silent_address(&why);
-    if (!silent) FAIL("no address that never answers: " << why);
+    CONFORMANCE_NEEDS(need_context(silent.has_value(), "an address that never answers (" + why + ")"));
     Env env;
     constexpr uint32_t timeout_ms = 300;
     Endpoint &client = env.connect(*silent, timeout_ms);
-    REQUIRE(env.run_until([&] { return client.errors > 0; }, std::chrono::milliseconds(timeout_ms) + kWait));
+    REQUIRE(env.run_until([&] { return client.errors > 0; }, std::chrono::milliseconds(timeout_ms) + wait_limit()));
     CHECK(client.connected == 0);
     CHECK(client.error_code == -ETIMEDOUT);
     CHECK_FALSE(client.last_error.empty());
@@ -106,6 +143,7 @@ TEST_CASE("a connect that is never answered reports -ETIMEDOUT once its timeout 
     CHECK(env.rule_violations() == "");
 }
 
+// Accepts: -EINVAL only, returned by the call itself, and nothing created.
 TEST_CASE("invalid parameters are refused at once with -EINVAL and create nothing", "[connect][errors]")
 {
     Env env;
@@ -126,7 +164,7 @@ TEST_CASE("invalid parameters are refused at once with -EINVAL and create nothin
         cp.addrlen = 2;
         CHECK(ops.connect(env.tloop(), &cp, &conn) == -EINVAL);
     }
-    SECTION("connect with a parameter block smaller than version 1")
+    SECTION("connect with a parameter block smaller than ABI 1.0's")
     {
         cp.addr = as_sockaddr(addr);
         cp.addrlen = address_length(addr);
@@ -148,6 +186,7 @@ TEST_CASE("invalid parameters are refused at once with -EINVAL and create nothin
     CHECK(listener == nullptr);
 }
 
+// Accepts: -EADDRINUSE.
 TEST_CASE("listening on an address and port already in use fails with -EADDRINUSE", "[connect][errors]")
 {
     Env env;
@@ -164,11 +203,8 @@ TEST_CASE("listening on an address and port already in use fails with -EADDRINUS
 
 TEST_CASE("IPv6: clients and servers talk over IPv6, and TW_LISTEN_V6ONLY decides whether IPv4 gets in", "[connect][ipv6]")
 {
+    CONFORMANCE_NEEDS(TW_NEED_CAP(TW_CAP_IPV6));
     Env env;
-    if (!(env.caps() & TW_CAP_IPV6)) {
-        WARN(context().name() << " does not claim TW_CAP_IPV6: nothing to check");
-        return;
-    }
     auto v6 = context().server_address_v6();
     REQUIRE(v6); // a transport that claims IPv6 is tested on it
 
@@ -179,7 +215,7 @@ TEST_CASE("IPv6: clients and servers talk over IPv6, and TW_LISTEN_V6ONLY decide
         client.send("over IPv6");
         REQUIRE(env.run_until([&] { return client.received.size() >= 9 || client.failed(); }));
         CHECK(client.received == "over IPv6");
-        CHECK(client.peer_address().ss_family == AF_INET6);
+        if (TW_NEED_OP(peer_addr).met) CHECK(client.peer_address().ss_family == AF_INET6);
     }
     sockaddr_storage any6 = make_address("::");
     sockaddr_storage v4 = context().server_address();

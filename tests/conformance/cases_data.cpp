@@ -2,6 +2,7 @@
 // Conformance: moving bytes - sizes, many connections, order, flow control
 // and the counters that describe it.
 #include "harness.hpp"
+#include "needs.hpp"
 #include "payload.hpp"
 
 #include <catch2/catch.hpp>
@@ -140,7 +141,7 @@ TEST_CASE("a slow reader forces short writes or -EAGAIN, and nothing is lost or 
     REQUIRE(env.run_until([&] { return client.eagain_writes > 0 || client.failed(); }));
     REQUIRE_FALSE(client.failed());
     REQUIRE(client.queued() > 0);
-    REQUIRE(server.endpoints.size() == 1);
+    REQUIRE(env.run_until([&] { return server.endpoints.size() == 1; })); // set_callback is posted
     Endpoint &reader = *server.endpoints[0];
     CHECK(reader.received.empty());
 
@@ -151,12 +152,13 @@ TEST_CASE("a slow reader forces short writes or -EAGAIN, and nothing is lost or 
     CHECK(client.queued() == 0);
     CHECK(reader.received.size() == kSize);
     CHECK(checksum(reader.received) == checksum(payload));
-    CHECK(client.stats().write_would_block > 0);
+    if (TW_NEED_OP(get_stats).met) CHECK(client.stats().write_would_block > 0);
     CHECK(env.rule_violations() == "");
 }
 
 TEST_CASE("the counters add up: what one end sent is what the other received", "[data][stats]")
 {
+    CONFORMANCE_NEEDS(TW_NEED_OP(get_stats));
     Env env;
     bool have_transport_stats = false;
     tw_transport_stats before = transport_stats(env, &have_transport_stats);

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace twinwire::conformance {
 namespace {
@@ -32,12 +34,24 @@ Transport &transport()
     return *g_transport;
 }
 
+const tw_transport_ops *plugin_ops() { return context().own_ops(transport()); }
+
 void release_transport() { g_transport.reset(); }
 
 int run_cases(int argc, char **argv, TransportContext &ctx)
 {
     set_context(&ctx);
-    int rc = Catch::Session().run(argc, argv);
+    std::vector<const char *> args(argv, argv + argc);
+    bool reporter_chosen = false;
+    for (const char *a : args) {
+        std::string arg = a;
+        if (arg == "-r" || arg.rfind("--reporter", 0) == 0) reporter_chosen = true;
+    }
+    if (!reporter_chosen) {
+        args.insert(args.begin() + 1, "conformance");
+        args.insert(args.begin() + 1, "-r");
+    }
+    int rc = Catch::Session().run(static_cast<int>(args.size()), args.data());
     release_transport();
     set_context(nullptr);
     return rc;

@@ -30,6 +30,13 @@ public:
     virtual std::optional<sockaddr_storage> silent_address(std::string *why) const = 0;
     /// Load and initialise the transport; nullptr with the reason in *why.
     virtual std::unique_ptr<Transport> create_transport(std::string *why) = 0;
+    /// The transport's own operations table, before the host filled the
+    /// optional members it leaves out with stubs: which optional operations
+    /// it really has.  Plugins: the table their entry point returned.
+    virtual const tw_transport_ops *own_ops(const Transport &transport) const
+    {
+        return transport.library() ? transport.library()->info().ops : nullptr;
+    }
 };
 
 /// The context of this executable (set by its main before the cases run).
@@ -40,11 +47,14 @@ void set_context(TransportContext *context);
 /// run (loops attach and detach per case).  A failure to create it fails
 /// the case that asked, with the reason.
 Transport &transport();
+/// own_ops() of the transport under test (nullptr: nothing optional).
+const tw_transport_ops *plugin_ops();
 /// Finalise the transport (before main returns).
 void release_transport();
 
 /// Run the Catch2 session with `context`; the common main of every
-/// conformance executable.
+/// conformance executable.  Reports with the "conformance" table reporter
+/// (one line per case: PASS, FAIL or SKIP and why) unless argv names one.
 int run_cases(int argc, char **argv, TransportContext &context);
 
 } // namespace twinwire::conformance

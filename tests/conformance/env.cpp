@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Env and Server: the loops of one case, its listeners and connections.
 #include "harness.hpp"
+#include "needs.hpp"
+
+#include <unistd.h>
 
 #include <cerrno>
 #include <condition_variable>
@@ -10,6 +13,22 @@
 #include <thread>
 
 namespace twinwire::conformance {
+namespace {
+
+std::atomic<long long> g_wait_ms{60000};
+
+/// Ports for transports without listener_addr: spread by pid so that
+/// parallel runs rarely meet, then counting up.
+uint16_t next_free_port_guess()
+{
+    static std::atomic<unsigned> next{static_cast<unsigned>(getpid()) * 7u};
+    return static_cast<uint16_t>(20000 + next++ % 30000);
+}
+
+} // namespace
+
+std::chrono::milliseconds wait_limit() { return std::chrono::milliseconds(g_wait_ms.load()); }
+void set_wait_limit(std::chrono::milliseconds limit) { g_wait_ms = limit.count(); }
 
 /// One loop with everything that lives on it.  Loop 0 is owned by the test
 /// thread; the others are created, run and destroyed by their own thread.
@@ -197,10 +216,24 @@ Server::Server(Env &env, unsigned loop, unsigned target, const sockaddr_storage 
     p.arg = this;
     const tw_transport_ops &ops = env.ops();
     OpGuard guard;
-    if (int rc = ops.listen(env.tloop(loop), &p, &listener_); rc < 0)
-        throw std::runtime_error("listen on " + to_text(addr) + " failed: " + env.transport().error_text(rc));
+    // Without listener_addr the bound port of "port 0" cannot be learnt:
+    // choose the ports here instead, trying the next while one is in use.
+    const bool tells_port = TW_NEED_OP(listener_addr).met;
+    sockaddr_storage where = addr;
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        if (!tells_port && port_of(addr) == 0) set_port(where, next_free_port_guess());
+        p.addr = as_sockaddr(where);
+        rc = ops.listen(env.tloop(loop), &p, &listener_);
+        if (rc != -EADDRINUSE || tells_port || port_of(addr) != 0 || attempt == 100) break;
+    }
+    if (rc < 0) throw std::runtime_error("listen on " + to_text(where) + " failed: " + env.transport().error_text(rc));
+    if (!tells_port) {
+        address = where;
+        return;
+    }
     uint32_t len = sizeof address;
-    if (int rc = ops.listener_addr(listener_, reinterpret_cast<sockaddr *>(&address), &len); rc < 0)
+    if (rc = ops.listener_addr(listener_, reinterpret_cast<sockaddr *>(&address), &len); rc < 0)
         throw std::runtime_error("listener_addr failed: " + env.transport().error_text(rc));
 }
 
@@ -230,10 +263,14 @@ void Server::on_incoming(tw_listener *, void *arg)
             return;
         }
         self->accepted++;
-        if (self->target_ == self->loop_)
-            self->hand_over(conn);
-        else
-            self->env_.loop(self->target_).post([self, conn] { self->hand_over(conn); });
+        // Posted even when the target is this loop, as the runtime does:
+        // tasks the transport posted in accept() run before set_callback.
+        if (!self->env_.loop(self->target_).post([self, conn] { self->hand_over(conn); })) {
+            OpGuard guard;
+            self->env_.ops().close(conn);
+            self->accept_error = -ESHUTDOWN;
+            return;
+        }
     }
 }
 

@@ -23,9 +23,11 @@
 
 namespace twinwire::conformance {
 
-/// How long a case waits for something that should happen.  Generous: the
-/// RDMA suite runs in an emulated guest.  Never a timing assertion.
-constexpr std::chrono::milliseconds kWait{60000};
+/// How long a case waits for something that should happen: 60 s unless
+/// set (twinwire-conformance --wait-ms).  Generous: the RDMA suite runs in
+/// an emulated guest.  Never a timing assertion.
+std::chrono::milliseconds wait_limit();
+void set_wait_limit(std::chrono::milliseconds limit);
 
 /// Marks the calling thread as inside a transport operation, so that a
 /// callback arriving meanwhile is caught as re-entrant (rule 2).
@@ -180,7 +182,7 @@ public:
     tw_transport_loop *tloop(unsigned i = 0);
 
     /// Drive loop 0 until `done()` or `timeout`; returns done().
-    bool run_until(const std::function<bool()> &done, std::chrono::milliseconds timeout = kWait);
+    bool run_until(const std::function<bool()> &done, std::chrono::milliseconds timeout = wait_limit());
     /// Drive loop 0 for a few iterations (lets pending work happen).
     void spin(int iterations = 20);
     /// Run `fn` on loop i's thread and wait for it to finish.

@@ -3,13 +3,14 @@
 //
 //   conformance-tcp [catch2 options]          cases on the host's loopback
 //   conformance-tcp --netns [catch2 options]  inside a private network
-//       namespace that has an address which never answers (for "[.silent]");
+//       namespace that has an address which never answers (for "[silent]");
 //       exits 77 (skip) when the namespace cannot be made.
 #include "addresses.hpp"
 #include "context.hpp"
 #include "netns.hpp"
 
 #include <twinwire/config.hpp>
+#include <tw_socket_backend.h>
 
 #include <cstdio>
 #include <cstring>
@@ -39,6 +40,11 @@ public:
             *why = e.what();
             return nullptr;
         }
+    }
+
+    const tw_transport_ops *own_ops(const Transport &) const override
+    {
+        return tw_socket_backend_entry(TW_ABI_MAJOR, TW_ABI_MINOR)->ops;
     }
 
 private:

@@ -37,6 +37,7 @@ inline std::string check_input(const uint8_t *data, size_t size)
     limits.max_request = 4096; // small, so limits are reached often
     limits.max_inline = 512;
     limits.max_args = 64;
+    limits.max_reply = 2048;
     SessionFixture whole(limits);
     std::string at_once = whole.feed(bytes);
     std::vector<Value> replies;

@@ -4,13 +4,14 @@
 //
 //   kvd-probe --port P [--host H] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
 //             [--timeout-ms N] [--linger-ms N] [--show-transport] CMD [ARG...]
-//   kvd-probe ... --stdin [--replies N]
+//   kvd-probe ... --stdin [--replies N] [--half-close]
 //   kvd-probe ... --repeat N [--pace-ms M] [--hold-reading-ms T] [--quiet] CMD [ARG...]
 //
 // Prints each reply as redis-cli does when its output is not a terminal.
 // With --stdin it sends standard input as it is (inline, pipelined or
 // malformed requests) and prints replies until N arrived or the server
-// closed.  --repeat sends the command N times (one every M ms with
+// closed; --half-close sends end-of-stream right after it, as nc -N does.
+// --repeat sends the command N times (one every M ms with
 // --pace-ms) and --hold-reading-ms reads nothing for T ms: a slow reader.
 // --quiet prints only "replies: N".  Exit status: 0 when the expected
 // replies arrived, 1 otherwise.
@@ -38,6 +39,7 @@ struct Options {
     uint32_t linger_ms = 0;
     bool show_transport = false;
     bool from_stdin = false;
+    bool half_close = false;
     long repeat = 1;
     uint32_t pace_ms = 0;
     uint32_t hold_reading_ms = 0;
@@ -75,6 +77,7 @@ Options parse(int argc, char **argv)
         else if (a == "--quiet") o.quiet = true;
         else if (a == "--show-transport") o.show_transport = true;
         else if (a == "--stdin") o.from_stdin = true;
+        else if (a == "--half-close") o.half_close = true;
         else if (a.compare(0, 2, "--") == 0) usage("unknown option " + a);
         else o.command.push_back(a);
     }
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
         if (o.pace_ms == 0) {
             for (long i = 0; i < o.repeat; ++i)
                 if (!c->write(request)) return done(1);
+            if (o.half_close) c->shutdown_write();
             return;
         }
         pacer = std::make_unique<twinwire::Timer>(c->loop(), [&] {

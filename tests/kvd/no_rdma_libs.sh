@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Deploying twinwire-kvd where libibverbs / librdmacm cannot be loaded: in a
-# private mount namespace an empty file is bind-mounted over the library, so
-# the RDMA plugin's dlopen fails.  transport = auto must serve over TCP and
-# log why; transport = rdma must refuse to start with that reason.  TAP.
+# private mount namespace an empty file is bind-mounted over the library
+# (tests/hide-library.sh).  The RDMA plugin itself still loads (it opens
+# rdma-core only at init) and refuses at init naming the library and the
+# package.  transport = auto must serve over TCP and log why; transport =
+# rdma must refuse to start with that reason; a bad rdma.* value must stop
+# start-up in auto mode there too.  TAP.
 #
 #   no_rdma_libs.sh KVD PROBE PLUGIN
 #
@@ -11,17 +14,12 @@
 set -u
 KVD=$1 PROBE=$2 PLUGIN=${3:-}
 
-if [ -z "${KVD_NO_RDMA_NS:-}" ]; then
-    if [ -z "$PLUGIN" ] || [ ! -f "$PLUGIN" ]; then
-        echo "1..0 # SKIP the RDMA plugin is not built here (meson -Drdma, libibverbs-dev, librdmacm-dev)"
-        exit 77
-    fi
-    for how in "-m" "-r -m"; do
-        # shellcheck disable=SC2086
-        if unshare $how --propagation private true 2>/dev/null; then
-            KVD_NO_RDMA_NS=1 exec unshare $how --propagation private "$0" "$@"
-        fi
-    done
+. "$(dirname "$0")/../hide-library.sh"
+if [ -z "$PLUGIN" ] || [ ! -f "$PLUGIN" ]; then
+    echo "1..0 # SKIP the RDMA plugin is not built here (meson -Drdma, libibverbs-dev, librdmacm-dev)"
+    exit 77
+fi
+if ! in_private_mount_namespace "$0" "$@"; then
     echo "1..0 # SKIP cannot make a private mount namespace here (unshare -m and unshare -r -m both failed)"
     exit 77
 fi
@@ -37,23 +35,16 @@ trap cleanup EXIT
 
 . "$(dirname "$0")/tap.sh"
 
-# Where the dynamic loader finds a soname the plugin needs.
-library_path() { ldd "$PLUGIN" | sed -n "s|^[[:space:]]*$1 => \([^ ]*\) .*|\1|p" | head -1; }
-
 # with_broken SONAME: hide that library, run the cases, restore it.
 with_broken() {
-    local soname=$1 path
-    path=$(library_path "$soname")
-    if [ -z "$path" ]; then
-        not_ok "the plugin needs $soname (ldd finds it)" "$(ldd "$PLUGIN")"
+    local soname=$1 hidden
+    local package=${soname%.so.1}1 # the Debian package the refusal must name
+    local nl=$'\n'                   # [^$nl]*: within one log line
+    if ! hidden=$(hide_library "$soname" "$WORK/empty" 2>&1); then
+        not_ok "$soname can be hidden from the loader" "$hidden"
         return
     fi
-    path=$(readlink -f "$path")
-    if ! mount --bind "$WORK/empty" "$path"; then
-        not_ok "an empty file can be bind-mounted over $path"
-        return
-    fi
-    echo "# $soname ($path) is now an empty file in this mount namespace"
+    echo "# $soname ($hidden) is now an empty file in this mount namespace"
 
     local log=$WORK/auto-$soname.log
     "$KVD" --port 0 --transport auto --set "plugin_path=$PLUGIN" --log-file "$log" 2>"$WORK/auto.stderr" &
@@ -64,8 +55,8 @@ with_broken() {
         port=$(serving_port "$log")
         ok "transport = auto without a loadable $soname starts"
         has "auto serves over TCP only" "$(cat "$log")" "serving on 127.0.0.1:$port over tcp \\(transport tcp:"
-        has "auto logs why: the plugin's dlopen failed naming $soname" "$(cat "$log")" \
-            "INFO \\[transport\\] using tcp: RDMA plugin not loaded: .*dlopen.*${soname//./\\.}.*falling back to TCP"
+        has "auto logs why: the plugin loaded and refused at init, naming $soname and $package" "$(cat "$log")" \
+            "INFO \\[transport\\] using tcp: RDMA plugin refused: [^$nl]*${soname//./\\.}[^$nl]*cannot be loaded[^$nl]*install $package[^$nl]*falling back to TCP"
         local pong
         pong=$("$PROBE" --port "$port" --transport tcp PING 2>&1)
         has "auto answers over TCP" "$pong" '^PONG$'
@@ -79,9 +70,15 @@ with_broken() {
     local out st
     out=$("$KVD" --port 0 --transport rdma --set "plugin_path=$PLUGIN" 2>&1)
     st=$?
-    has "transport = rdma refuses to start (exit 1) naming $soname" "$st: $out" \
-        "^1: .*ERROR \\[kvd\\] cannot serve: transport = rdma .* but RDMA plugin not loaded: .*${soname//./\\.}"
-    umount "$path"
+    has "transport = rdma refuses to start (exit 1) naming $soname and $package" "$st: $out" \
+        "^1: .*ERROR \\[kvd\\] cannot serve: transport = rdma .* but RDMA plugin refused: [^$nl]*${soname//./\\.}[^$nl]*cannot be loaded[^$nl]*install $package"
+
+    # timeout: a daemon that wrongly starts must not hang the test.
+    out=$(timeout 30 "$KVD" --port 0 --transport auto --set "plugin_path=$PLUGIN" --set rdma.ring_size=100k 2>&1)
+    st=$?
+    has "without $soname, a bad rdma.* value still stops start-up in auto mode (exit 1) naming the key" "$st: $out" \
+        "^1: .*rdma\\.ring_size = 100k .*power of two"
+    unhide_library "$soname"
 }
 
 with_broken libibverbs.so.1

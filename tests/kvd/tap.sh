@@ -27,6 +27,20 @@ until_true() {
 }
 # serving_port LOG: the port from the daemon's "serving on ADDR:PORT over ..." line.
 serving_port() { sed -n 's/.* serving on [^ ]*:\([0-9]*\) over .*/\1/p' "$1" | head -1; }
+# await_daemon NAME PID: the daemon just started in the background as NAME
+# (log in $WORK/NAME.log, stderr in $WORK/NAME.stderr) serves.  Adds PID to
+# PIDS, sets PID_<NAME> and PORT_<NAME>; returns 1 (saying why) when it did
+# not come up.
+await_daemon() {
+    local name=$1 pid=$2 log=$WORK/$1.log
+    PIDS+=("$pid")
+    printf -v "PID_$name" %s "$pid"
+    if ! until_true 60 grep -qs ' serving on ' "$log"; then
+        echo "# $name did not start:"; sed 's/^/#   /' "$log" "$WORK/$name.stderr" 2>/dev/null
+        return 1
+    fi
+    printf -v "PORT_$name" %s "$(serving_port "$log")"
+}
 finish() {
     echo "1..$n"
     exit $failed

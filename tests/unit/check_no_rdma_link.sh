@@ -1,5 +1,6 @@
 #!/bin/sh
-# The framework and every tool must start on a host without rdma-core: none
+# The framework and every tool must start on a host without rdma-core, and
+# the RDMA plugin must load there (it opens rdma-core itself at init): none
 # of them may have a DT_NEEDED entry for libibverbs or librdmacm.
 # usage: check_no_rdma_link.sh FILE...
 set -eu

@@ -31,14 +31,30 @@ using namespace std::chrono_literals;
 namespace {
 thread_local int g_fail_alloc_in = 0;
 }
-void *operator new(std::size_t n)
+// Every plain form is replaced, so that all of them (and a sanitizer's
+// own) agree on malloc/free.
+namespace {
+void *allocate(std::size_t n) noexcept
 {
-    if (g_fail_alloc_in > 0 && --g_fail_alloc_in == 0) throw std::bad_alloc();
-    if (void *p = std::malloc(n ? n : 1)) return p;
+    if (g_fail_alloc_in > 0 && --g_fail_alloc_in == 0) return nullptr;
+    return std::malloc(n ? n : 1);
+}
+void *allocate_or_throw(std::size_t n)
+{
+    if (void *p = allocate(n)) return p;
     throw std::bad_alloc();
 }
+} // namespace
+void *operator new(std::size_t n) { return allocate_or_throw(n); }
+void *operator new[](std::size_t n) { return allocate_or_throw(n); }
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept { return allocate(n); }
+void *operator new[](std::size_t n, const std::nothrow_t &) noexcept { return allocate(n); }
 void operator delete(void *p) noexcept { std::free(p); }
+void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
 
@@ -337,4 +353,46 @@ TEST_CASE("a host service that fails inside returns an error to the plugin and l
     REQUIRE(t->ops().ctrl(t->handle(), nullptr, FUTURE_NAME, FUTURE_CTRL_CONFIG_GET, &q, sizeof q) == 0);
     CHECK(q.value == nullptr);
     CHECK(std::string(q.origin) == "unset");
+}
+
+TEST_CASE("a task that cannot be queued is refused with -ENOMEM, never run, and the plugin keeps its argument",
+          "[growth]")
+{
+    std::string why;
+    auto t = load("TW_TEST_PLUGIN_FUTURE", no_settings(), 0, &why);
+    REQUIRE(t);
+    Loop loop; // a fresh loop: queueing its first task allocates the queue
+    int ran = 0;
+    LogCapture logs;
+    future_run_in_loop q{loop.handle(), &ran, 1};
+    g_fail_alloc_in = 1;
+    int rc = t->ops().ctrl(t->handle(), nullptr, FUTURE_NAME, FUTURE_CTRL_RUN_IN_LOOP, &q, sizeof q);
+    g_fail_alloc_in = 0;
+    REQUIRE(rc == 0);
+    CHECK(q.rc == -ENOMEM);
+    auto lines = logs.from("loop");
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].text.find("host service run_in_loop failed") != std::string::npos);
+    loop.run_once(0ms);
+    CHECK(ran == 0);
+
+    REQUIRE(t->ops().ctrl(t->handle(), nullptr, FUTURE_NAME, FUTURE_CTRL_RUN_IN_LOOP, &q, sizeof q) == 0);
+    CHECK(q.rc == 0);
+    CHECK(loop.run_until([&] { return ran == 1; }, 1000ms));
+}
+
+TEST_CASE("a member is present only when the whole of it fits in size, as abi.h says", "[growth]")
+{
+    tw_host host{};
+    const uint32_t at = offsetof(tw_host, vlog);
+    host.size = at;
+    CHECK(!TW_HAS_MEMBER(&host, tw_host, vlog));
+    host.size = at + sizeof(host.vlog) - 1; // part of it: absent
+    CHECK(!TW_HAS_MEMBER(&host, tw_host, vlog));
+    host.size = at + sizeof(host.vlog);
+    CHECK(TW_HAS_MEMBER(&host, tw_host, vlog));
+    // The 1.0 minimum ends where the 1.1 member starts.
+    CHECK(TW_HOST_SIZE_V1 == at);
+    host.size = TW_HOST_SIZE_V1;
+    CHECK(TW_HAS_MEMBER(&host, tw_host, in_loop_thread));
 }

@@ -122,6 +122,12 @@ TEST_CASE("a plugin missing a mandatory operation: reason names the operation", 
     check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_NO_ACCEPT"), "missing required operation 'accept'");
 }
 
+TEST_CASE("a plugin claiming a capability without its operation: reason names both", "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_HALF_CLOSE_NO_SHUTDOWN"),
+                                 "claims TW_CAP_HALF_CLOSE without the operation 'shutdown'");
+}
+
 TEST_CASE("an operations table smaller than ABI 1.0's is refused, naming both sizes", "[loader][growth]")
 {
     check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_SMALL_OPS"),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // twinwire-kvd: an in-memory key-value daemon speaking RESP2 over twinwire.
+#include "client_limit.hpp"
 #include "command_line.hpp"
 #include "daemonize.hpp"
 #include "keyspace.hpp"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <unistd.h>
 
 #ifndef KVD_VERSION
@@ -24,7 +26,7 @@ namespace {
 
 /// Runs in the process that stays (the daemon after detaching): RDMA is
 /// initialised here, never before a fork.
-int serve(twinwire::Config config, const kvd::Settings &settings, const std::string &config_file,
+int serve(twinwire::Config config, kvd::Settings settings, const std::string &config_file,
           std::optional<kvd::Daemonizer> &daemon)
 {
     std::unique_ptr<kvd::Pidfile> pidfile;
@@ -33,6 +35,12 @@ int serve(twinwire::Config config, const kvd::Settings &settings, const std::str
     kvd::Keyspace keyspace(clock);
     twinwire::Runtime runtime(std::move(config));
     runtime.start();
+    // Before listening: a client beyond maxclients must still find a descriptor to be refused on.
+    const kvd::ClientLimit fit =
+        kvd::fit_clients_to_fd_limit(settings.maxclients, kvd::reserved_descriptors(runtime.config().threads()));
+    if (fit.maxclients == 0) throw std::runtime_error(fit.notice + " - not one client fits");
+    if (!fit.notice.empty()) TW_WARN("kvd", "%s", fit.notice.c_str());
+    settings.maxclients = fit.maxclients;
     kvd::Server server(runtime, settings, keyspace, config_file);
     server.start();
     runtime.stop_on_signals({SIGTERM, SIGINT});

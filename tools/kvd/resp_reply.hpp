@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Encoding RESP2 replies into an output string.
+// Encoding RESP2 replies into an output string, within a size limit that
+// applies while the reply is built (one command cannot build gigabytes).
 #pragma once
 
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -11,45 +13,77 @@ namespace kvd {
 
 class Reply {
 public:
-    explicit Reply(std::string &out) : out_(out) {}
+    static constexpr size_t kUnlimited = static_cast<size_t>(-1);
 
-    void ok() { out_.append("+OK\r\n", 5); }
+    /// `out` may not grow past `limit` bytes: what would go beyond is not
+    /// written and the reply is marked overflowed (the caller replaces it).
+    explicit Reply(std::string &out, size_t limit = kUnlimited) : out_(out), limit_(limit) {}
+
+    /// Room for `bytes` more?  Otherwise the reply is overflowed from now on.
+    bool fits(size_t bytes)
+    {
+        if (!overflowed_ && bytes <= limit_ && out_.size() <= limit_ - bytes) return true;
+        overflowed_ = true;
+        return false;
+    }
+    bool overflowed() const { return overflowed_; }
+    /// Move the limit (the session sets it per command); clears the overflow.
+    void limit_to(size_t limit)
+    {
+        limit_ = limit;
+        overflowed_ = false;
+    }
+
+    void ok()
+    {
+        if (fits(5)) out_.append("+OK\r\n", 5);
+    }
     void simple(std::string_view text)
     {
+        if (!fits(text.size() + 3)) return;
         out_ += '+';
         append_line(text);
     }
     /// `text` starts with its code: "ERR syntax error", "WRONGTYPE ...".
     void error(std::string_view text)
     {
+        if (!fits(text.size() + 3)) return;
         out_ += '-';
         append_line(text);
     }
     void integer(long long value)
     {
+        if (!fits(kMaxNumber + 3)) return;
         out_ += ':';
         append_number(value);
         out_.append("\r\n", 2);
     }
     void bulk(std::string_view value)
     {
+        if (!fits(value.size() + kMaxNumber + 5)) return;
         out_ += '$';
         append_number(static_cast<long long>(value.size()));
         out_.append("\r\n", 2);
         out_.append(value.data(), value.size());
         out_.append("\r\n", 2);
     }
-    void null() { out_.append("$-1\r\n", 5); }
+    void null()
+    {
+        if (fits(5)) out_.append("$-1\r\n", 5);
+    }
     void array(size_t count)
     {
+        if (!fits(kMaxNumber + 3)) return;
         out_ += '*';
         append_number(static_cast<long long>(count));
         out_.append("\r\n", 2);
     }
 
+    /// For replies written by hand: call fits() before appending.
     std::string &buffer() { return out_; }
 
 private:
+    static constexpr size_t kMaxNumber = 20; ///< digits and sign of a long long
     void append_number(long long value)
     {
         char digits[24];
@@ -66,6 +100,8 @@ private:
         out_.append("\r\n", 2);
     }
     std::string &out_;
+    size_t limit_;
+    bool overflowed_ = false;
 };
 
 } // namespace kvd

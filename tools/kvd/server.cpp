@@ -3,6 +3,8 @@
 
 #include <twinwire/log.hpp>
 
+#include <new>
+
 namespace kvd {
 namespace {
 
@@ -71,6 +73,16 @@ std::string Server::listening_transports() const
 
 void Server::accept(const twinwire::ConnectionPtr &conn)
 {
+    try {
+        admit(conn);
+    } catch (const std::bad_alloc &) {
+        TW_WARN("kvd", "out of memory accepting a client; closing its connection");
+        conn->abort();
+    }
+}
+
+void Server::admit(const twinwire::ConnectionPtr &conn)
+{
     LoopStats &stats = *loop_stats_.at(conn->loop().index());
     stats.accepted.fetch_add(1, std::memory_order_relaxed);
     if (clients_.fetch_add(1) >= settings_.maxclients) {
@@ -99,6 +111,11 @@ void Server::accept(const twinwire::ConnectionPtr &conn)
         c->paused = false;
         cn.resume_reading();
     });
+    // Requests that arrived with the client's end-of-stream (nc -N) still get
+    // their replies, which the flush timer would otherwise send too late.
+    conn->on_eof([this, c](twinwire::Connection &cn) {
+        if (send(cn, *c)) cn.close();
+    });
     conn->on_close([this, c](twinwire::Connection &cn, const twinwire::CloseInfo &info) { finish(cn, *c, info); });
     TW_DEBUG("kvd", "client %s connected over %s (connection %llu)", c->peer.c_str(), conn->transport_name().c_str(),
              static_cast<unsigned long long>(conn->id()));
@@ -106,13 +123,27 @@ void Server::accept(const twinwire::ConnectionPtr &conn)
 
 void Server::serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
 {
+    // The session turns its own allocation failures into a close; this
+    // catches the rest (queueing, logging) so one client never ends the
+    // daemon.
+    try {
+        serve_requests(conn, client, input);
+    } catch (const std::bad_alloc &) {
+        std::string().swap(client.out);
+        TW_WARN("kvd", "client %s: out of memory while serving it; closing the connection", client.peer.c_str());
+        conn.abort();
+    }
+}
+
+void Server::serve_requests(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
+{
     for (;;) {
         switch (client.session.feed(input, client.out, kReplyBacklog)) {
         case Session::Outcome::Idle:
             if (!client.out.empty() && !client.flush->active()) client.flush->start(kFlushNow);
             return;
         case Session::Outcome::Close:
-            if (client.session.protocol_error())
+            if (client.session.protocol_error() || client.session.out_of_memory())
                 TW_WARN("kvd", "client %s over %s: %s; closing the connection", client.peer.c_str(),
                         conn.transport_name().c_str(), client.session.close_reason().c_str());
             if (send(conn, client)) conn.close();

@@ -40,8 +40,12 @@ private:
         std::atomic<uint64_t> accepted{0};
     };
 
+    /// admit() and serve_requests() under a catch of std::bad_alloc: an
+    /// allocation failure closes that one client, never the daemon.
     void accept(const twinwire::ConnectionPtr &conn);
+    void admit(const twinwire::ConnectionPtr &conn);
     void serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
+    void serve_requests(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
     /// Hand the gathered replies to the connection now; false when it is gone.
     bool send(twinwire::Connection &conn, Client &client);
     void finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info);

@@ -22,6 +22,8 @@ namespace kvd {
 struct SessionCounters {
     std::atomic<uint64_t> commands{0};
     std::atomic<uint64_t> protocol_errors{0};
+    std::atomic<uint64_t> replies_too_large{0}; ///< replaced by an error: past RequestLimits::max_reply
+    std::atomic<uint64_t> out_of_memory{0};     ///< clients closed because an allocation failed
 };
 
 class Session {
@@ -35,7 +37,9 @@ public:
     };
     /// Run the complete requests at the front of `input`, draining them,
     /// and append their replies to `out`.  Stops early when `out` grows
-    /// beyond `out_limit`.
+    /// beyond `out_limit`.  One reply larger than limits.max_reply is
+    /// replaced by an error; an allocation failure closes this session
+    /// (Close, with out_of_memory()) and never escapes.
     Outcome feed(twinwire::Buffer &input, std::string &out, size_t out_limit);
 
     /// QUIT: reply, then close.
@@ -43,20 +47,38 @@ public:
     const std::string &close_reason() const { return close_reason_; }
     /// The close was asked for because of malformed or oversized input.
     bool protocol_error() const { return protocol_error_; }
+    /// The close was forced by a failed allocation.
+    bool out_of_memory() const { return out_of_memory_; }
 
     /// The connection this session serves (nullptr in tests); INFO reads its counters.
     twinwire::Connection *connection = nullptr;
     uint64_t commands_processed() const { return commands_; }
+    /// Bytes the parser examined, and bytes copied to make requests
+    /// contiguous: the tests' measure that a request costs work linear in
+    /// its size however it is split.
+    uint64_t parse_bytes_examined() const { return parser_.bytes_examined(); }
+    uint64_t bytes_joined() const { return joined_; }
 
 private:
+    Outcome run(twinwire::Buffer &input, std::string &out, size_t out_limit);
+    /// Run request_ with its reply limited to max_reply.
+    void run_request(Reply &reply);
+    /// After std::bad_alloc: keep the replies gathered before the failing
+    /// request, free what this session holds, and close.
+    Outcome give_up_out_of_memory(std::string &out);
+
     Keyspace &keyspace_;
     Host &host_;
     RequestLimits limits_;
     SessionCounters &counters_;
+    RequestParser parser_;
     Request request_;
+    size_t reply_start_ = 0; ///< where the running request's reply begins in `out`
+    uint64_t joined_ = 0;
     size_t need_ = 0; ///< the request at the front of the input is at least this long
     bool closing_ = false;
     bool protocol_error_ = false;
+    bool out_of_memory_ = false;
     std::string close_reason_;
     uint64_t commands_ = 0;
 };

@@ -6,7 +6,9 @@ namespace kvd {
 void define_keys(twinwire::Config &config)
 {
     using namespace twinwire;
-    config.define({"kvd.maxclients", "10000", "clients served at once; more are refused with an error",
+    config.define({"kvd.maxclients", "10000",
+                   "clients served at once (lowered at start-up to what the open-file limit allows); more are "
+                   "refused with an error",
                    check::integer(1, 1000000)});
     config.define({"kvd.max_request_size", "32M",
                    "largest request (all its arguments); a client sending more is cut off",
@@ -22,6 +24,9 @@ Settings Settings::from(const twinwire::Config &config)
     Settings s;
     s.maxclients = static_cast<size_t>(config.get_int("kvd.maxclients"));
     s.limits.max_request = static_cast<size_t>(config.get_size("kvd.max_request_size"));
+    // One reply larger than the connection may queue could never be sent:
+    // it is refused while it is built instead.
+    s.limits.max_reply = config.write_buffer_limit();
     s.pidfile = config.get("kvd.pidfile");
     s.daemonize = config.get_bool("kvd.daemonize");
     // A value stored must fit in a reply: GET of it would otherwise close

@@ -29,12 +29,27 @@ struct TW_API CloseInfo {
 
 /**
  * A connection: an input buffer filled from the transport, an output buffer
- * flushed to it, and three callbacks, all run on the connection's loop.
+ * flushed to it, and four callbacks, all run on the connection's loop.
  *
  * Lifetime: the framework keeps the connection alive while it is open; the
  * handlers may close it (close() or abort()) from inside any callback.  A
  * ConnectionPtr kept by the application stays valid after the close (its
  * calls then do nothing and return false).  Use it only on its loop's thread.
+ *
+ * End of stream from the peer (it half-closed, or closed after sending): a
+ * peer's end-of-stream never closes the connection under the application.
+ * Everything the peer sent is delivered to on_data first; then reading stops,
+ * peer_closed() turns true and on_eof runs.  With an on_eof handler the
+ * connection stays open for writing (replies deferred to a timer or a later
+ * loop turn still go out) until the application calls close() - which
+ * flushes what is queued - or abort().  Without one, the connection closes
+ * once the output queued so far has been written, so an application that
+ * answers later than inside on_data must set on_eof.
+ *
+ * Exceptions: one escaping a callback (on_data, on_eof, on_drain, the accept
+ * or connect handler) ends that connection only - logged at ERROR with the
+ * exception's text, its on_close told why (error -ECONNABORTED) - and the
+ * loop keeps serving the others; one escaping on_close is logged.
  */
 class TW_API Connection : public std::enable_shared_from_this<Connection> {
 public:
@@ -45,6 +60,9 @@ public:
     using CloseHandler = std::function<void(Connection &, const CloseInfo &)>;
     /// The output buffer became empty (everything handed to the transport).
     using DrainHandler = std::function<void(Connection &)>;
+    /// The peer ended its side (after every byte it sent went to on_data).
+    /// The connection stays writable; close() it when the answers are queued.
+    using EofHandler = std::function<void(Connection &)>;
 
     ~Connection();
     Connection(const Connection &) = delete;
@@ -53,6 +71,7 @@ public:
     void on_data(DataHandler handler);
     void on_close(CloseHandler handler);
     void on_drain(DrainHandler handler);
+    void on_eof(EofHandler handler);
 
     /// Queue bytes and send as much as the transport takes now.  Returns
     /// false (and queues nothing) when the connection is closed or the
@@ -75,6 +94,8 @@ public:
     void resume_reading();
 
     bool is_open() const;
+    /// The peer sent end-of-stream (see the class comment).
+    bool peer_closed() const;
     size_t output_queued() const;
     uint64_t id() const { return id_; }
     Loop &loop() const { return *loop_; }
@@ -108,6 +129,11 @@ private:
 
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
+    void peer_ended();
+    void close_after_eof();
+    template <class F> bool guarded(const char *callback, F &&f);
+    void callback_failed(const char *callback, const char *what);
+    void run_close_callback(const CloseHandler &cb, const CloseInfo &info);
     void flush();
     /// writev the first chunks of `buf` to the transport (no drain).
     ssize_t writev_chunks(evbuffer *buf);
@@ -133,6 +159,7 @@ private:
     DataHandler on_data_;
     CloseHandler on_close_;
     DrainHandler on_drain_;
+    EofHandler on_eof_;
     Established on_established_;                  ///< handshake outcome (framework)
     std::function<void(Connection &)> on_finished_; ///< unregisters (framework)
     std::shared_ptr<void> context_;
@@ -141,6 +168,7 @@ private:
     std::unique_ptr<Timer> linger_timer_;
     bool established_ = false;
     bool reading_ = true;
+    bool peer_eof_ = false;
     bool closing_ = false;
     bool shut_pending_ = false;
     bool write_shut_ = false;

@@ -8,6 +8,7 @@
 
 #include <cstdarg>
 #include <string>
+#include <string_view>
 
 namespace twinwire {
 
@@ -35,6 +36,23 @@ TW_API bool reopen();
 /// nullptr removes it.  The sink runs under the log lock: keep it short.
 using Sink = void (*)(LogLevel level, const char *source, const char *line, void *arg);
 TW_API void set_sink(Sink sink, void *arg);
+
+/// Repeated lines at info, warn and error are limited: each line may appear
+/// `lines` times per `seconds` (default 10 per 10 s), counting lines that
+/// differ only in their digits as the same; the next one written after a
+/// pause says "(N similar lines suppressed)".  All lines together are capped
+/// at 20 * `lines` a second.  0 turns the limit off.  Debug and trace lines
+/// are never limited.
+TW_API void set_rate_limit(unsigned lines, unsigned seconds);
+/// Forget what was counted so far (tests that look for a line start here).
+TW_API void reset_rate_limits();
+
+/// `bytes` as one printable line: printable ASCII as is, '\\' doubled,
+/// everything else \xNN (\n, \r, \t), cut after `max` bytes with "...".
+/// For quoting what a peer sent (it may hold NULs, which "%s" would cut).
+/// Every message is escaped before it is written anyway (all but the
+/// doubling of backslashes), so a forgotten call leaks no raw byte.
+TW_API std::string printable(std::string_view bytes, size_t max = 64);
 
 /// "2026-11-22T10:00:00.123Z twinwire[1234] INFO [source] message"
 TW_API void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);

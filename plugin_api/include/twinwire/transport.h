@@ -57,7 +57,25 @@
  * # Errors
  *
  * See twinwire/errors.h: 0 or a count on success, a negative errno or
- * negative TW_E* code on failure, -EAGAIN for "not now".
+ * negative TW_E* code on failure, -EAGAIN for "not now".  The codes the
+ * conformance cases accept are written at each operation below; in short:
+ *  - connect/listen with no address, an address length too short for its
+ *    family (addrlen 2 for AF_INET), a parameter block smaller than
+ *    its TW_*_PARAMS_SIZE_V1, or listen without on_incoming: -EINVAL at
+ *    once, nothing created.  A family the transport does not speak: -EAFNOSUPPORT.
+ *  - listen on an address and port in use: -EADDRINUSE.
+ *  - connect where nothing listens: TW_EV_ERROR with -ECONNREFUSED; never
+ *    answered: TW_EV_ERROR with -ETIMEDOUT.  After TW_EV_ERROR, read returns
+ *    that same code (once bytes received before it are read), write any
+ *    negative code but -EAGAIN.
+ *  - write after the peer has gone: a negative code but -EAGAIN (-EPIPE,
+ *    -ECONNRESET), never SIGPIPE; after your own shutdown(SHUT_WR): -EPIPE.
+ *  - an optional operation the transport leaves NULL: the host's stub
+ *    returns -EOPNOTSUPP.  A capability promises its operations:
+ *    TW_CAP_HALF_CLOSE needs shutdown, TW_CAP_PENDING_DATA needs
+ *    has_pending_data and process_pending_data, TW_CAP_ZERO_COPY_SEND needs
+ *    send_buf_get/submit, TW_CAP_ZERO_COPY_RECV needs recv_buf_borrow/return;
+ *    the loader refuses a plugin that claims one without them.
  */
 #ifndef TWINWIRE_TRANSPORT_H
 #define TWINWIRE_TRANSPORT_H
@@ -279,7 +297,9 @@ struct tw_transport_ops {
     /* --- listeners ------------------------------------------------------- */
 
     /** [required] Bind and listen on `tloop`.  Returns 0 and *out, or a
-     *  negative code (-EADDRINUSE, -EADDRNOTAVAIL, TW_ENODEVICE, ...). */
+     *  negative code: -EINVAL (no address, one too short for its family,
+     *  no on_incoming, params->size below TW_LISTEN_PARAMS_SIZE_V1), -EADDRINUSE,
+     *  -EADDRNOTAVAIL, -EAFNOSUPPORT, -TW_ENODEVICE, ... */
     int (*listen)(tw_transport_loop *tloop, const struct tw_listen_params *params, tw_listener **out);
     /**
      * [required] Take one waiting connection and give it to `target` (which
@@ -301,8 +321,11 @@ struct tw_transport_ops {
 
     /**
      * [required] Start connecting; the result arrives as TW_EV_CONNECTED or
-     * TW_EV_ERROR (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, -TW_EPEERPROTO,
-     * ...).  Returns 0 and *out, or a negative code when it cannot even start.
+     * TW_EV_ERROR (-ECONNREFUSED when nothing listens, -ETIMEDOUT after
+     * timeout_ms, -EHOSTUNREACH, -TW_EPEERPROTO, ...), from the loop even
+     * when it is known at once.  Returns 0 and *out, or a negative code when
+     * it cannot even start: -EINVAL for no address, an addrlen too short for
+     * its family or params->size below TW_CONNECT_PARAMS_SIZE_V1, -EAFNOSUPPORT, ...
      */
     int (*connect)(tw_transport_loop *tloop, const struct tw_connect_params *params, tw_conn **out);
     /** [required] Set the one callback.  Call it before returning to the loop. */
@@ -326,7 +349,9 @@ struct tw_transport_ops {
     /** [required] Like writev(2); short writes as for write. */
     ssize_t (*writev)(tw_conn *conn, const struct iovec *iov, int iovcnt);
     /** Like shutdown(2) with SHUT_WR (end-of-stream to the peer after the
-     *  accepted bytes), SHUT_RD or SHUT_RDWR. */
+     *  accepted bytes), SHUT_RD or SHUT_RDWR; write then returns -EPIPE.
+     *  Required by TW_CAP_HALF_CLOSE; without it leave this NULL (the host's
+     *  stub refuses with -EOPNOTSUPP): never pretend. */
     int (*shutdown)(tw_conn *conn, int how);
     /**
      * [required] Close and free.  Bytes already accepted are still sent when
@@ -355,8 +380,9 @@ struct tw_transport_ops {
      * Lend a send buffer of at least `min_len` bytes (0: any size) from the
      * transport's memory (registered memory for RDMA).  Fill it, set
      * buf->len, and hand it back with send_buf_submit.  One buffer may be
-     * out at a time per connection.  -EAGAIN: none free now (ask for
-     * TW_EV_WRITE); -EMSGSIZE: min_len is larger than any buffer can be.
+     * out at a time per connection (a second get: a negative code, -EBUSY).
+     * -EAGAIN: none free now (ask for TW_EV_WRITE); -EMSGSIZE: min_len is
+     * larger than any buffer can be.
      */
     int (*send_buf_get)(tw_conn *conn, size_t min_len, struct tw_buf *out);
     /** Send buf->len bytes of a buffer from send_buf_get, in stream order
@@ -369,7 +395,8 @@ struct tw_transport_ops {
      */
     int (*recv_buf_borrow)(tw_conn *conn, struct tw_buf *out);
     /** Give a borrowed buffer back; the first `consumed` bytes are gone, the
-     *  rest will be read again. */
+     *  rest will be read again.  -EINVAL for a buffer that was not lent or
+     *  `consumed` larger than it, and nothing changes. */
     int (*recv_buf_return)(tw_conn *conn, struct tw_buf *buf, size_t consumed);
 
     /* --- escape hatch ------------------------------------------------------ */

@@ -76,7 +76,7 @@ void app_read(Pair &p, Side &s, size_t len, size_t split)
 
 void app_zero_copy_send(Side &s, size_t min_len, size_t fill)
 {
-    tw_buf buf{};
+    tw_buf buf = TW_BUF_INIT;
     if (conn_send_buf_get(s.c, min_len, &buf) != 0) return;
     expect(buf.cap >= min_len && buf.data >= s.tx.get() && static_cast<uint8_t *>(buf.data) + buf.cap <= s.tx.get() + s.c->tx_size,
            s.name, "lent send buffer outside the TX ring or too small");
@@ -89,7 +89,7 @@ void app_zero_copy_send(Side &s, size_t min_len, size_t fill)
 
 void app_zero_copy_recv(Pair &p, Side &s, size_t consume_of_256)
 {
-    tw_buf buf{};
+    tw_buf buf = TW_BUF_INIT;
     if (conn_recv_buf_borrow(s.c, &buf) != 0) return;
     if (buf.len == 0) return; // end-of-stream: nothing was lent
     auto *data = static_cast<const uint8_t *>(buf.data);

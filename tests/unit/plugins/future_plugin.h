@@ -28,10 +28,17 @@ struct future_config_get {
     const char *origin;
 };
 
+/* FUTURE_CTRL_RUN_IN_LOOP: the plugin posts a task that sets *ran to 1. */
+struct future_run_in_loop {
+    tw_loop *loop;
+    int *ran;
+    int rc; /* what run_in_loop returned */
+};
+
 enum future_ctrl_op {
     FUTURE_CTRL_OBSERVED = 1, /* data: struct future_observed * */
     FUTURE_CTRL_CONFIG_GET = 2, /* data: struct future_config_get * */
-    FUTURE_CTRL_LOG = 3 /* data: const char *: one warning line through host->log */
+    FUTURE_CTRL_RUN_IN_LOOP = 3 /* data: struct future_run_in_loop * */
 };
 
 #endif

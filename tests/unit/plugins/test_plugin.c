@@ -16,6 +16,7 @@
  *                          refuses (no device), as on a host without RDMA
  *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
  *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
+ *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
  * None of them moves data: the loader never gets that far with them, except
  * the init variants, whose init is the point.
  */
@@ -96,6 +97,9 @@ static const struct tw_transport_ops t_ops = {
     .version = TW_TRANSPORT_OPS_VERSION,
     .name = "rdma",
     .description = "loader test plugin",
+#ifdef VARIANT_HALF_CLOSE_NO_SHUTDOWN
+    .caps = TW_CAP_HALF_CLOSE,
+#endif
     .init = t_init,
     .fini = t_fini,
     .loop_attach = t_loop_attach,

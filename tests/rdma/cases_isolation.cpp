@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Write isolation (field lesson 10): an RDMA peer may write its own receive
+// ring and nothing else, and nothing once its connection is gone.  A
+// foreign rdma_cm client (rdma-isolation-probe) attacks a server beside a
+// victim connection whose unread bytes sit in the server's ring.
+#include "rdma_test.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace twinwire::conformance;
+using namespace twinwire::rdmatest;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The probe's verdict for one target: "own=... foreign=...".
+struct Attempt {
+    std::string own;
+    std::string foreign;
+};
+
+Attempt find_attempt(const std::string &output, const std::string &target)
+{
+    std::istringstream in(output);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(target + " own=", 0) != 0) continue;
+        size_t own = line.find("own=") + 4;
+        size_t foreign = line.find(" foreign=");
+        if (foreign == std::string::npos) break;
+        size_t end = line.find(" ring=", foreign + 9);
+        if (end == std::string::npos) end = line.find(" same-rkey=", foreign + 9);
+        return Attempt{line.substr(own, foreign - own), line.substr(foreign + 9, end == std::string::npos
+                                                                                     ? std::string::npos
+                                                                                     : end - foreign - 9)};
+    }
+    return Attempt{"(no line)", "(no line)"};
+}
+
+} // namespace
+
+TEST_CASE("a peer can write its own receive ring and nothing else, and nothing after its connection closed; "
+          "the victim's unread bytes stay intact",
+          "[rdma][isolation]")
+{
+    use_settings({});
+    // The server's slab at the defaults (docs/rdma-design.md, "Memory"):
+    // 8 MiB of 200 KiB blocks; first every block's 128 KiB receive ring,
+    // then every block's local part: 64 KiB TX ring, 64 receive and 16
+    // control buffers of 64 bytes, page aligned.
+    const size_t ring = 128 * 1024, tx = 64 * 1024, bufs = 64 * 64;
+    const size_t block = (ring + tx + bufs + 16 * 64 + 4095) & ~size_t(4095);
+    const size_t count = (size_t(8) << 20) / block;
+
+    Env env(2);
+    Server &server = env.listen(1, 1); // served by loop 1's thread while the probe runs
+    server.configure = [](Endpoint &e) { e.auto_read = false; }; // bytes wait in the server's ring
+    Endpoint &victim = env.connect(server);
+    REQUIRE(env.run_until([&] { return victim.connected || victim.failed(); }));
+    REQUIRE(victim.connected);
+    const std::string payload = make_payload(64 * 1024, 1011);
+    victim.send(payload);
+    auto server_received = [&] {
+        uint64_t got = 0;
+        env.on_loop(1, [&] {
+            if (!server.endpoints.empty()) got = server.endpoints[0]->stats().bytes_received;
+        });
+        return got;
+    };
+    REQUIRE(env.run_until([&] { return victim.failed() || server_received() == payload.size(); }));
+    REQUIRE_FALSE(victim.failed());
+
+    // The attacker: its first connection takes the block after the victim's.
+    auto src = context().client_source();
+    std::vector<std::string> args{host_text(server.address), std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-", std::to_string(ring), std::to_string(tx),
+                                  std::to_string(bufs), std::to_string(block - ring), std::to_string(count)};
+    std::string output;
+    int status = run_program(TW_ISOLATION_PROBE, args, &output);
+    INFO("probe output:\n" << output);
+    REQUIRE(status == 0);
+
+    for (const char *target : {"victim-ring", "victim-tx-ring", "past-own-ring-end", "straddling-own-ring-end",
+                               "own-tx-ring", "own-recv-buffers", "own-control-slots", "after-close"}) {
+        Attempt a = find_attempt(output, target);
+        INFO(target << ": own=" << a.own << " foreign=" << a.foreign);
+        // The probe's rkey opens its own ring up to its last byte (so it read
+        // the right rkey and address)...
+        CHECK(a.own == "success");
+        // ...and nothing else: the server's device refuses the write.
+        CHECK(a.foreign == "remote access error");
+    }
+    CHECK(output.find("same-rkey=0") != std::string::npos);
+
+    // The victim's bytes, unread while the probe wrote, come back intact.
+    env.on_loop(1, [&] {
+        Endpoint &peer = *server.endpoints[0];
+        peer.auto_read = true;
+        peer.update_interest();
+    });
+    REQUIRE(env.run_until([&] { return victim.failed() || victim.received.size() >= payload.size(); }));
+    INFO("victim: " << victim.last_error);
+    REQUIRE_FALSE(victim.failed());
+    CHECK(victim.received.size() == payload.size());
+    CHECK(checksum(victim.received) == checksum(payload));
+}
