@@ -14,6 +14,9 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 build=${BUILD_DIR:-build}
 [[ $build = /* ]] || build=$root/$build
+# Binaries in the build tree have no plugin directory compiled in: name the
+# one the build made (the guest inherits this environment).
+export TWINWIRE_PLUGIN_PATH=$build/rdma_plugin
 
 step() { printf '\n=== %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }

@@ -6,22 +6,17 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sys/auxv.h>
 
 extern char **environ;
 
 namespace twinwire {
-
-const char *to_string(TransportMode mode)
-{
-    switch (mode) {
-    case TransportMode::Auto: return "auto";
-    case TransportMode::Tcp: return "tcp";
-    case TransportMode::Rdma: return "rdma";
-    }
-    return "?";
-}
 
 namespace check {
 
@@ -74,6 +69,22 @@ std::function<std::string(const std::string &)> absolute_path_or_empty()
     };
 }
 
+std::function<std::string(const std::string &)> absolute_path_list_or_empty()
+{
+    return [](const std::string &v) -> std::string {
+        size_t start = 0;
+        while (!v.empty()) {
+            size_t colon = v.find(':', start);
+            std::string entry = v.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+            if (entry.empty() || entry[0] != '/')
+                return "expected absolute paths separated by ':' ('" + entry + "' is not one)";
+            if (colon == std::string::npos) break;
+            start = colon + 1;
+        }
+        return {};
+    };
+}
+
 } // namespace check
 
 Config::Config()
@@ -82,10 +93,21 @@ Config::Config()
                       std::function<std::string(const std::string &)> chk) {
         define(ConfigKey{name, def, help, std::move(chk)});
     };
-    key("transport", "auto", "auto: RDMA when usable, else TCP; tcp; rdma: RDMA or refuse to start",
-        check::one_of({"auto", "tcp", "rdma"}));
-    key("plugin_path", "", "RDMA plugin file or directory (absolute); empty: the standard search",
-        check::absolute_path_or_empty());
+    key("transport", "auto",
+        "auto: RDMA when usable, else TCP; tcp; NAME: that transport or refuse to start; NAME,NAME,...: the first "
+        "that loads, the rest as fallbacks",
+        [](const std::string &v) -> std::string {
+            try {
+                parse_transport_list(v);
+            } catch (const ConfigError &e) {
+                return e.what();
+            }
+            return {};
+        });
+    key("plugin_path", "",
+        "where plugins are looked for: absolute directories separated by ':', or one plugin file; empty: the "
+        "installed plugin directory (environment: TWINWIRE_PLUGIN_PATH)",
+        check::absolute_path_list_or_empty());
     key("listen_address", "127.0.0.1", "address to listen on (IPv4, IPv6 or a host name)", check::any());
     key("listen_port", "7379", "port to listen on (0: any free port)", check::integer(0, 65535));
     key("threads", "1", "event-loop threads; connections are spread across them", check::integer(1, 256));
@@ -100,8 +122,6 @@ Config::Config()
     key("log_level", "info", "error, warn, info, debug or trace",
         check::one_of({"error", "warn", "info", "debug", "trace"}));
     key("log_file", "", "append the log to this file; empty: stderr", check::any());
-    allow_prefix("rdma.");
-    allow_prefix("tcp.");
 }
 
 void Config::define(ConfigKey key)
@@ -116,19 +136,12 @@ void Config::define(ConfigKey key)
     schema_[name] = std::move(key);
 }
 
-void Config::allow_prefix(const std::string &prefix)
-{
-    if (std::find(prefixes_.begin(), prefixes_.end(), prefix) == prefixes_.end()) prefixes_.push_back(prefix);
-}
-
 void Config::assign(const std::string &key, const std::string &value, const std::string &origin)
 {
+    if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of '" + key + "'");
     auto it = schema_.find(key);
     if (it == schema_.end()) {
-        bool allowed = std::any_of(prefixes_.begin(), prefixes_.end(), [&](const std::string &p) {
-            return key.size() > p.size() && key.compare(0, p.size(), p) == 0;
-        });
-        if (!allowed) throw ConfigError(origin + ": unknown key '" + key + "'");
+        if (!is_transport_key(key)) throw ConfigError(origin + ": unknown key '" + key + "'");
     } else {
         std::string why = it->second.check(value);
         if (!why.empty())
@@ -139,12 +152,36 @@ void Config::assign(const std::string &key, const std::string &value, const std:
 
 void Config::load_file(const std::string &path)
 {
-    std::ifstream in(path);
-    if (!in) throw ConfigError(path + ": cannot open configuration file");
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(path + ": cannot read configuration file");
-    load_string(text.str(), path);
+    auto fail = [&path](const std::string &what, int err) {
+        throw ConfigError(path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("cannot open configuration file", errno);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        ::close(fd);
+        fail("cannot read configuration file", err);
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ::close(fd);
+        throw ConfigError(path + ": is a directory, not a configuration file");
+    }
+    std::string text;
+    char buf[8192];
+    while (true) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int err = errno;
+            ::close(fd);
+            fail("cannot read configuration file", err);
+        }
+        text.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    load_string(text, path);
 }
 
 void Config::load_string(const std::string &text, const std::string &name)
@@ -154,21 +191,33 @@ void Config::load_string(const std::string &text, const std::string &name)
 
 void Config::load_environment()
 {
+    // A setuid/setgid program (AT_SECURE) takes nothing from the environment
+    // its caller chose: no plugin path, no log file, no setting at all.
+    // Names are matched whatever their case, as they are lowercased below.
+    const bool secure = getauxval(AT_SECURE) != 0;
+    std::vector<std::pair<std::string, std::string>> vars;
+    std::string ignored;
     for (char **env = environ; env && *env; ++env) {
         std::string var(*env);
         auto eq = var.find('=');
-        if (eq == std::string::npos || var.compare(0, 9, "TWINWIRE_") != 0) continue;
+        if (eq == std::string::npos || eq < 9) continue;
         std::string name = var.substr(0, eq);
-        std::string value = var.substr(eq + 1);
-        // The loader reads TWINWIRE_PLUGIN_PATH itself (and ignores it in
-        // setuid processes); it is a search path, not the plugin_path key.
-        if (name == "TWINWIRE_PLUGIN_PATH") continue;
-        assign(key_for_environment(name.substr(9)), value, "environment " + name);
+        std::string prefix = name.substr(0, 9);
+        for (char &c : prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        if (prefix != "TWINWIRE_") continue;
+        if (secure) ignored += (ignored.empty() ? "" : ", ") + name;
+        else if (name.compare(0, 9, "TWINWIRE_") == 0) vars.emplace_back(name, var.substr(eq + 1));
     }
+    if (!ignored.empty())
+        TW_WARN("config", "ignored in a setuid/setgid program: %s", ignored.c_str());
+    // The transport list first: it names the transports whose keys follow.
+    std::stable_partition(vars.begin(), vars.end(), [](const auto &v) { return v.first == "TWINWIRE_TRANSPORT"; });
+    for (const auto &v : vars) assign(key_for_environment(v.first.substr(9)), v.second, "environment " + v.first);
 }
 
-// TWINWIRE_LISTEN_PORT -> listen_port; TWINWIRE_RDMA_RING_SIZE -> rdma.ring_size;
-// TWINWIRE_KVD_MAXCLIENTS -> kvd.maxclients (a schema key with a dot).
+// TWINWIRE_LISTEN_PORT -> listen_port; TWINWIRE_KVD_MAXCLIENTS -> kvd.maxclients
+// (a schema key with a dot); TWINWIRE_RDMA_RING_SIZE -> rdma.ring_size (a
+// transport's key: rdma, tcp and the transports named in `transport`).
 std::string Config::key_for_environment(const std::string &suffix) const
 {
     std::string lower;
@@ -179,10 +228,18 @@ std::string Config::key_for_environment(const std::string &suffix) const
         std::replace(mangled.begin(), mangled.end(), '.', '_');
         if (mangled == lower) return entry.first;
     }
-    for (const auto &p : prefixes_) {
-        std::string mangled = p.substr(0, p.size() - 1) + "_";
+    std::vector<std::string> names{"rdma", "tcp"};
+    try {
+        for (const auto &n : transport_list()) names.push_back(n);
+    } catch (const ConfigError &) {
+        // a bad list was refused when it was set
+    }
+    // The longest name wins: "rdma_x" before "rdma" for TWINWIRE_RDMA_X_KEY.
+    std::sort(names.begin(), names.end(), [](const auto &a, const auto &b) { return a.size() > b.size(); });
+    for (const auto &n : names) {
+        std::string mangled = n + "_";
         if (lower.size() > mangled.size() && lower.compare(0, mangled.size(), mangled) == 0)
-            return p + lower.substr(mangled.size());
+            return n + "." + lower.substr(mangled.size());
     }
     return lower; // assign() reports it as unknown
 }
@@ -223,14 +280,6 @@ bool Config::get_bool(const std::string &key) const
     auto b = parse_bool(get(key));
     if (!b) throw ConfigError("'" + key + "' is not set to yes or no");
     return *b;
-}
-
-TransportMode Config::transport() const
-{
-    std::string t = get("transport");
-    if (t == "tcp") return TransportMode::Tcp;
-    if (t == "rdma") return TransportMode::Rdma;
-    return TransportMode::Auto;
 }
 
 std::string Config::plugin_path() const { return get("plugin_path"); }

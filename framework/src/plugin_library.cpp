@@ -3,6 +3,7 @@
 #include "host_objects.hpp"
 #include "ops_normalise.hpp"
 #include "plugin_search.hpp"
+#include "plugin_trust.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
@@ -37,7 +38,8 @@ std::string other_abi_hint(void *dl)
 
 } // namespace
 
-std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report)
+std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report,
+                                                        const std::string &expected_name)
 {
     auto fail = [&](const std::string &why) -> std::unique_ptr<PluginLibrary> {
         report->attempts.push_back({path, why});
@@ -46,11 +48,19 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     };
     if (path.empty() || path[0] != '/') return fail("not an absolute path (plugins never load from the working directory)");
 
+    std::string resolved;
+    std::string untrusted = plugin_file_untrusted(path, &resolved);
+    if (!untrusted.empty()) return fail(untrusted);
+    // Said before dlopen and the entry point run its code: if either
+    // crashes, this is the last line left (stderr is unbuffered, a log
+    // file line-buffered).
+    TW_INFO("loader", "loading plugin %s", path.c_str());
     dlerror();
     // RTLD_NOW: a missing symbol or library fails here, not mid-connection.
     // RTLD_NODELETE: rdma-core keeps process-wide state (fork handlers, device
     // lists) that must not vanish under it when the host lets the plugin go.
-    void *dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    // The checked file itself, not the path again: no symbolic link swapped in between.
+    void *dl = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!dl) return fail("dlopen failed: " + dl_error());
 
     std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
@@ -71,6 +81,11 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
                     ", this program speaks ABI " + std::to_string(TW_ABI_MAJOR) + "." + std::to_string(TW_ABI_MINOR));
     std::string why = normalise_ops(info->ops, &lib->ops_);
     if (!why.empty()) return fail(why);
+    // The name decides its config keys and how its connections are counted:
+    // a file serves the one transport it declares, never another.
+    if (!expected_name.empty() && expected_name != lib->ops_.name)
+        return fail("it is the plugin of transport '" + std::string(lib->ops_.name) + "', not '" + expected_name +
+                    "'");
     lib->info_ = info;
 
     report->attempts.push_back({path, "loaded"});
@@ -86,7 +101,7 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
 std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, const Config &config,
                                                    PluginLoadReport *report)
 {
-    std::vector<PluginCandidate> candidates = plugin_candidates(name, config.plugin_path(), &report->search_dirs);
+    std::vector<PluginCandidate> candidates = plugin_candidates(name, config, &report->search_dirs);
     for (const PluginCandidate &c : candidates) {
         struct stat st;
         if (stat(c.path.c_str(), &st) != 0) {
@@ -95,11 +110,13 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, cons
         }
         // The first file that exists decides: a broken plugin is reported,
         // not silently replaced by another copy further down the path.
-        return open_file(c.path, report);
+        return open_file(c.path, report, name);
     }
     std::string tried;
     for (const auto &a : report->attempts) tried += (tried.empty() ? "" : ", ") + a.path;
-    report->reason = plugin_file_name(name) + " not found (looked for " + tried + ")";
+    for (const auto &d : report->search_dirs)
+        if (d.find("ignored") != std::string::npos) tried += (tried.empty() ? "" : "; ") + d;
+    report->reason = plugin_file_name(name) + " not found (looked for " + (tried.empty() ? "nothing" : tried) + ")";
     return nullptr;
 }
 

@@ -4,19 +4,9 @@
 
 #include <twinwire/abi.h>
 
-#include <climits>
 #include <cstdlib>
-#include <sstream>
 #include <sys/auxv.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#ifndef TW_BUILD_ROOT
-#error "TW_BUILD_ROOT must be defined by the build"
-#endif
-#ifndef TW_BUILD_PLUGIN_DIR
-#error "TW_BUILD_PLUGIN_DIR must be defined by the build"
-#endif
 #ifndef TW_INSTALL_PLUGIN_DIR
 #error "TW_INSTALL_PLUGIN_DIR must be defined by the build"
 #endif
@@ -24,16 +14,10 @@
 namespace twinwire {
 namespace {
 
-bool is_directory(const std::string &path)
+// "/x/twinwire-foo-abi1.so" names a file; anything else a directory.
+bool names_a_file(const std::string &path)
 {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool is_regular_file(const std::string &path)
-{
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
 }
 
 std::string join(const std::string &dir, const std::string &file)
@@ -41,17 +25,17 @@ std::string join(const std::string &dir, const std::string &file)
     return dir.empty() || dir.back() == '/' ? dir + file : dir + "/" + file;
 }
 
-// Binaries inside the build tree (tests, tools run before installing) may use
-// the plugin built beside them; installed binaries never look there.
-bool running_from_build_tree()
+std::vector<std::string> split_path(const std::string &text)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return false;
-    exe[n] = '\0';
-    std::string root = TW_BUILD_ROOT;
-    if (!root.empty() && root.back() != '/') root += '/';
-    return std::string(exe).compare(0, root.size(), root) == 0;
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t colon = text.find(':', start);
+        if (colon == std::string::npos) colon = text.size();
+        out.push_back(text.substr(start, colon - start));
+        start = colon + 1;
+    }
+    return out;
 }
 
 } // namespace
@@ -61,43 +45,45 @@ std::string plugin_file_name(const std::string &name)
     return "twinwire-" + name + "-abi" + std::to_string(TW_ABI_MAJOR) + ".so";
 }
 
-std::vector<PluginCandidate> plugin_candidates(const std::string &name, const std::string &configured,
+PluginSearchPath plugin_search_path(const Config &config)
+{
+    PluginSearchPath out;
+    const ConfigValue *v = config.find("plugin_path");
+    if (v && !v->value.empty()) {
+        out.entries = split_path(v->value);
+        out.origin = "plugin_path, " + v->origin;
+        return out;
+    }
+    const char *env = std::getenv("TWINWIRE_PLUGIN_PATH");
+    if (env && *env && !getauxval(AT_SECURE)) {
+        out.entries = split_path(env);
+        out.origin = "environment TWINWIRE_PLUGIN_PATH";
+    }
+    return out;
+}
+
+std::vector<PluginCandidate> plugin_places(const PluginSearchPath &search)
+{
+    if (search.entries.empty()) return {{TW_INSTALL_PLUGIN_DIR, "installed plugin directory"}};
+    std::vector<PluginCandidate> out;
+    for (const auto &e : search.entries) out.push_back({e, search.origin});
+    return out;
+}
+
+std::vector<PluginCandidate> plugin_candidates(const std::string &name, const Config &config,
                                                std::vector<std::string> *notes)
 {
     const std::string file = plugin_file_name(name);
     std::vector<PluginCandidate> out;
-    if (!configured.empty()) {
-        // An explicit choice is the only place looked at: no silent substitute.
-        std::string path = is_directory(configured) ? join(configured, file) : configured;
-        out.push_back({path, "plugin_path (configured)"});
-        notes->push_back(configured + " (plugin_path)");
-        return out;
-    }
-    if (const char *env = std::getenv("TWINWIRE_PLUGIN_PATH")) {
-        if (getauxval(AT_SECURE)) {
-            notes->push_back("TWINWIRE_PLUGIN_PATH ignored: setuid/setgid process");
-        } else {
-            std::stringstream ss(env);
-            std::string dir;
-            while (std::getline(ss, dir, ':')) {
-                if (dir.empty()) continue;
-                if (dir[0] != '/') {
-                    notes->push_back(dir + " (TWINWIRE_PLUGIN_PATH) ignored: not an absolute path");
-                    continue;
-                }
-                // A search path names directories; a file is taken as it is.
-                std::string path = is_regular_file(dir) ? dir : join(dir, file);
-                out.push_back({path, "TWINWIRE_PLUGIN_PATH"});
-                notes->push_back(dir + " (TWINWIRE_PLUGIN_PATH)");
-            }
+    for (const PluginCandidate &place : plugin_places(plugin_search_path(config))) {
+        if (place.path.empty() || place.path[0] != '/') {
+            // Never relative to the working directory; and no fallback either.
+            notes->push_back("'" + place.path + "' (" + place.why + ") ignored: not an absolute path");
+            continue;
         }
+        notes->push_back(place.path + " (" + place.why + ")");
+        out.push_back({names_a_file(place.path) ? place.path : join(place.path, file), place.why});
     }
-    if (running_from_build_tree()) {
-        out.push_back({join(TW_BUILD_PLUGIN_DIR, file), "build tree"});
-        notes->push_back(std::string(TW_BUILD_PLUGIN_DIR) + " (build tree)");
-    }
-    out.push_back({join(TW_INSTALL_PLUGIN_DIR, file), "installed plugin directory"});
-    notes->push_back(std::string(TW_INSTALL_PLUGIN_DIR) + " (installed plugin directory)");
     return out;
 }
 

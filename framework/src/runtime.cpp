@@ -30,12 +30,7 @@ Runtime::~Runtime()
 const std::string &Runtime::transport_name() const { return selection_.chosen; }
 const std::string &Runtime::transport_reason() const { return selection_.reason; }
 
-Transport *Runtime::transport(const std::string &name) const
-{
-    if (name == "tcp") return selection_.tcp.get();
-    if (name == "rdma") return selection_.rdma.get();
-    return nullptr;
-}
+Transport *Runtime::transport(const std::string &name) const { return selection_.find(name); }
 
 void Runtime::start()
 {
@@ -57,7 +52,7 @@ void Runtime::start()
     loops_[0]->bind_to_current_thread();
     auto attach_all = [this](Loop &loop) {
         selection_.tcp->attach(loop);
-        if (selection_.rdma) selection_.rdma->attach(loop);
+        for (auto &p : selection_.plugins) p->attach(loop);
     };
     attach_all(*loops_[0]);
     impl_->started = true;
@@ -155,7 +150,7 @@ void Runtime::Impl::teardown_loop(size_t index)
     }
     loop.shutdown(); // runs what is still queued (accepted connections, plugin tasks), then refuses more
     close_connections(index, false);
-    if (rt->selection_.rdma) rt->selection_.rdma->detach(loop);
+    for (auto &p : rt->selection_.plugins) p->detach(loop);
     if (rt->selection_.tcp) rt->selection_.tcp->detach(loop);
 }
 

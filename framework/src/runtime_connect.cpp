@@ -15,30 +15,42 @@ void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
                                    : impl_->next_loop(impl_->connect_round_robin);
     Impl *impl = impl_.get();
     // Always from the loop: on_done never runs inside connect().
-    if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done, {}); }))
+    if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done, 0, {}); }))
         throw StartupError("Runtime::connect(): the runtime is stopping");
 }
 
-void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done,
+// The transports a connect tries, in order: the one asked for, or those in use.
+static std::vector<Transport *> connect_route(const TransportSelection &sel, const ConnectOptions &options,
+                                              std::string *why)
+{
+    if (!options.transport) return sel.fallback ? sel.in_use : std::vector<Transport *>{sel.in_use[0]};
+    if (Transport *t = sel.find(*options.transport)) return {t};
+    std::string loaded = sel.tcp->name();
+    for (const auto &p : sel.plugins) loaded += ", " + p->name();
+    *why = "transport '" + *options.transport + "' is not loaded (loaded: " + loaded + ")";
+    return {};
+}
+
+void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done, size_t step,
                                   std::string fallback_reason)
 {
     const Config &config = rt->config_;
-    const TransportSelection &sel = rt->selection_;
-    const TransportMode mode = options.transport.value_or(config.transport());
     const std::string target = options.address + ":" + std::to_string(options.port);
-    if (mode == TransportMode::Rdma && !sel.rdma) {
-        done(nullptr, "connect to " + target + ": transport = rdma, but RDMA is not in use: " + sel.reason);
+    std::string why;
+    const std::vector<Transport *> route = connect_route(rt->selection_, options, &why);
+    if (route.empty()) {
+        done(nullptr, "connect to " + target + ": " + why);
         return;
     }
-    const bool rdma = fallback_reason.empty() && mode != TransportMode::Tcp && sel.rdma;
-    Transport &transport = rdma ? *sel.rdma : *sel.tcp;
+    Transport &transport = *route[step];
+    const bool last = step + 1 >= route.size();
 
-    // In auto mode a failed RDMA attempt is retried over TCP, once, with the reason kept.
-    auto fail = [this, &loop, options, done, rdma, mode, target, &transport](const std::string &why) {
-        if (rdma && mode == TransportMode::Auto) {
-            std::string reason = "RDMA connect to " + target + " failed: " + why;
-            TW_INFO("connect", "%s; using TCP for this connection", reason.c_str());
-            start_connect(loop, options, done, reason);
+    // A failed attempt is retried over the next transport, once each, with the reason kept.
+    auto fail = [this, &loop, options, done, step, last, target, &transport](const std::string &why) {
+        if (!last) {
+            std::string reason = transport.name() + " connect to " + target + " failed: " + why;
+            TW_INFO("connect", "%s; trying the next transport for this connection", reason.c_str());
+            start_connect(loop, options, done, step + 1, reason);
             return;
         }
         done(nullptr, "connect to " + target + " over " + transport.name() + ": " + why);

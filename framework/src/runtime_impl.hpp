@@ -61,8 +61,10 @@ struct Runtime::Impl {
     void track(Loop &loop, const ConnectionPtr &c);
     /// A connection accepted by a listener, now on its own loop's thread.
     void adopt_accepted(Loop &loop, Transport &transport, tw_conn *conn, std::shared_ptr<AcceptHandler> handler);
-    /// Start (or, after an RDMA failure in auto mode, retry over TCP) a connect on `loop`'s thread.
-    void start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done, std::string fallback_reason);
+    /// Start a connect on `loop`'s thread over route step `step` (after a
+    /// failure, the next step is tried with the reason kept).
+    void start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done, size_t step,
+                       std::string fallback_reason);
     void begin_stop(bool drain); ///< on loop 0
     void close_connections(size_t loop_index, bool drain);
     void teardown_loop(size_t loop_index); ///< on the loop's thread, after run() returned

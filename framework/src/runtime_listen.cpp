@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Listeners: TCP, plus RDMA on the same address and port when RDMA is in use.
+// Listeners: one per transport in use, all on the same address and port.
 #include "connection_access.hpp"
 #include "runtime_impl.hpp"
 #include "sockaddr_text.hpp"
@@ -139,9 +139,9 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     std::string err = resolve_address(impl->address, static_cast<uint16_t>(port), true, &ss, &len);
     if (!err.empty()) throw StartupError("listen: " + err);
 
-    std::vector<Transport *> wanted;
-    if (config_.transport() != TransportMode::Rdma) wanted.push_back(selection_.tcp.get());
-    if (selection_.rdma) wanted.push_back(selection_.rdma.get());
+    // The last transport in use listens first: it must succeed, and with
+    // port 0 it picks the port every other transport then uses.
+    std::vector<Transport *> wanted(selection_.in_use.rbegin(), selection_.in_use.rend());
     for (Transport *t : wanted) {
         auto ep = std::make_unique<ListenerImpl::Endpoint>(ListenerImpl::Endpoint{impl.get(), t, nullptr});
         tw_listen_params p{};
@@ -155,8 +155,8 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         std::string where = impl->address + ":" + std::to_string(get_port(&ss)) + " (" + t->name() + ")";
         if (rc < 0) {
             std::string why = "listen on " + where + ": " + t->error_text(rc);
-            if (t == selection_.rdma.get() && config_.transport() == TransportMode::Auto) {
-                TW_WARN("listen", "%s; serving TCP only on this address", why.c_str());
+            if (t != wanted.front() && selection_.fallback) {
+                TW_WARN("listen", "%s; not listening over %s on this address", why.c_str(), t->name().c_str());
                 continue;
             }
             impl->close_now();
@@ -169,7 +169,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
             if (t->ops().listener_addr(ep->listener, reinterpret_cast<struct sockaddr *>(&bound), &blen) == 0)
                 set_port(&ss, get_port(&bound));
         }
-        impl->endpoints.push_back(std::move(ep));
+        impl->endpoints.insert(impl->endpoints.begin(), std::move(ep));
     }
     impl->port = get_port(&ss);
     {

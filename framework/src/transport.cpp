@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 // An initialised transport and its per-loop state.
 #include "host_objects.hpp"
-#include "ops_normalise.hpp"
-
-#include <tw_socket_backend.h>
+#include "transport_keys.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
@@ -19,12 +17,20 @@ namespace {
 std::mutex g_loops_mutex; // guards Transport::loops_ (workers attach concurrently)
 
 // Run the transport's init; on refusal *why gets its reason and the code's text.
-bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transport **handle, std::string *why)
+bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transport **handle, std::string *why,
+                    const std::string &path)
 {
+    // Said before a plugin's init: if it crashes, this is the last line left.
+    if (!path.empty()) TW_INFO("loader", "initialising transport %s (%s)", host.name.c_str(), path.c_str());
     char reason[512] = "";
     int rc = ops.init(&host.table, handle, reason, sizeof reason);
+    reason[sizeof reason - 1] = '\0'; // a plugin that filled it without a NUL
     if (rc >= 0 && *handle) return true;
     *handle = nullptr;
+    if (rc >= 0) {
+        *why = "init reported success but returned no transport";
+        return false;
+    }
     // A bad value is the user's mistake, not a missing capability: it stops
     // start-up in every mode instead of quietly falling back to TCP.
     if (rc == -TW_ECONFIG)
@@ -39,14 +45,13 @@ bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transpor
 
 std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
 {
-    PluginLoadReport report;
-    const tw_plugin_info *info = tw_socket_backend_entry(TW_ABI_MAJOR, TW_ABI_MINOR);
     std::unique_ptr<Transport> t(new Transport());
-    std::string why = info ? normalise_ops(info->ops, &t->ops_) : "the built-in TCP backend refused the ABI";
-    if (!why.empty()) throw std::runtime_error("built-in TCP backend: " + why);
+    t->ops_ = builtin_tcp_ops();
     t->name_ = t->ops_.name;
+    std::string why;
     t->host_ = std::make_unique<HostServices>(t->name_, config);
-    if (!init_transport(t->ops_, *t->host_, &t->handle_, &why)) throw std::runtime_error("built-in TCP backend: " + why);
+    if (!init_transport(t->ops_, *t->host_, &t->handle_, &why, {}))
+        throw std::runtime_error("built-in TCP backend: " + why);
     t->check_unknown_keys(config);
     return t;
 }
@@ -58,7 +63,7 @@ std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary>
     t->ops_ = library->ops();
     t->name_ = t->ops_.name;
     t->host_ = std::make_unique<HostServices>(t->name_, config, host_table_size);
-    if (!init_transport(t->ops_, *t->host_, &t->handle_, why)) return nullptr;
+    if (!init_transport(t->ops_, *t->host_, &t->handle_, why, library->path())) return nullptr;
     t->library_ = std::move(library);
     t->check_unknown_keys(config);
     return t;
@@ -68,11 +73,7 @@ std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary>
 // another version: an error, like any unknown key.
 void Transport::check_unknown_keys(const Config &config) const
 {
-    std::vector<std::string> unknown = config.unknown_keys_under(name_ + ".", host_->keys_looked_up());
-    if (unknown.empty()) return;
-    std::string list;
-    for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;
-    throw ConfigError("unknown key(s) for the " + name_ + " transport: " + list);
+    throw_unknown_keys(config, name_, host_->keys_looked_up());
 }
 
 Transport::~Transport()

@@ -1,46 +1,109 @@
 // SPDX-License-Identifier: MIT
-// Which transport a process uses, and the one log line that says why.
+// Which transports a process uses, and the one log line that says why.
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
 
 #include <stdexcept>
 
 namespace twinwire {
+namespace {
+
+std::string plugin_label(const std::string &name)
+{
+    return name == "rdma" ? "RDMA plugin" : "plugin '" + name + "'";
+}
+
+std::string describe_loaded(const PluginLoadReport &r)
+{
+    return r.path + " (ABI " + std::to_string(r.abi_major) + "." + std::to_string(r.abi_minor) + ", version " +
+           r.plugin_version + ")";
+}
+
+// Load and initialise plugin `name`; nullptr and *why when it cannot be used.
+std::unique_ptr<Transport> load_plugin(const std::string &name, const Config &config, TransportSelection &sel,
+                                       std::string *why)
+{
+    sel.reports.emplace_back();
+    PluginLoadReport &report = sel.reports.back();
+    std::unique_ptr<PluginLibrary> lib = PluginLibrary::open(name, config, &report);
+    if (!lib) {
+        *why = plugin_label(name) + " not loaded: " + report.reason;
+        return nullptr;
+    }
+    std::string refusal;
+    std::unique_ptr<Transport> t = Transport::from_plugin(std::move(lib), config, &refusal);
+    if (!t) *why = plugin_label(name) + " refused: " + refusal;
+    return t;
+}
+
+} // namespace
+
+Transport *TransportSelection::find(const std::string &name) const
+{
+    if (tcp && name == tcp->name()) return tcp.get();
+    for (const auto &p : plugins)
+        if (p->name() == name) return p.get();
+    return nullptr;
+}
+
+std::string TransportSelection::in_use_names() const
+{
+    std::string names;
+    for (const Transport *t : in_use) names += (names.empty() ? "" : "+") + t->name();
+    return names;
+}
 
 TransportSelection select_transports(const Config &config)
 {
     TransportSelection sel;
+    check_transport_keys(config);
     sel.tcp = Transport::builtin_tcp(config);
-    const ConfigValue *mode_value = config.find("transport");
-    const std::string origin = mode_value ? mode_value->origin : "default";
-    const TransportMode mode = config.transport();
+    const ConfigValue *value = config.find("transport");
+    const std::string setting = config.transport();
+    const std::string origin = value ? value->origin : "default";
+    const std::vector<std::string> listed = config.transport_list();
+    const bool automatic = listed.size() == 1 && listed[0] == "auto";
+    const std::vector<std::string> wanted = automatic ? std::vector<std::string>{"rdma", "tcp"} : listed;
+    sel.fallback = wanted.size() > 1;
 
-    if (mode == TransportMode::Tcp) {
-        sel.chosen = "tcp";
-        sel.reason = "transport = tcp (" + origin + "); the RDMA plugin is not loaded";
-        TW_INFO("transport", "using tcp: %s", sel.reason.c_str());
-        return sel;
+    std::string skipped;
+    for (const std::string &name : wanted) {
+        if (name == sel.tcp->name()) {
+            sel.in_use.push_back(sel.tcp.get());
+            continue;
+        }
+        std::string why;
+        std::unique_ptr<Transport> t = load_plugin(name, config, sel, &why);
+        if (t) {
+            sel.in_use.push_back(t.get());
+            sel.plugins.push_back(std::move(t));
+            continue;
+        }
+        if (!sel.fallback) throw std::runtime_error("transport = " + setting + " (" + origin + ") but " + why);
+        skipped += (skipped.empty() ? "" : "; ") + why;
+        // auto says it in its one line below; a list says it for each one skipped.
+        if (!automatic) TW_INFO("transport", "skipping %s: %s", name.c_str(), why.c_str());
     }
+    if (sel.in_use.empty())
+        throw std::runtime_error("transport = " + setting + " (" + origin +
+                                 "): none of the listed transports can be used: " + skipped);
+    sel.chosen = sel.in_use[0]->name();
 
-    std::string why;
-    std::unique_ptr<PluginLibrary> lib = PluginLibrary::open("rdma", config, &sel.report);
-    if (!lib) why = "RDMA plugin not loaded: " + sel.report.reason;
-    else if (!(sel.rdma = Transport::from_plugin(std::move(lib), config, &why))) why = "RDMA plugin refused: " + why;
-
-    if (sel.rdma) {
-        sel.chosen = "rdma";
-        sel.reason = "transport = " + std::string(to_string(mode)) + " (" + origin + "); RDMA plugin " +
-                     sel.report.path + " (ABI " + std::to_string(sel.report.abi_major) + "." +
-                     std::to_string(sel.report.abi_minor) + ", version " + sel.report.plugin_version +
-                     ") initialised";
-        TW_INFO("transport", "using rdma: %s", sel.reason.c_str());
-        return sel;
+    if (automatic && sel.chosen == "rdma") {
+        sel.reason = "transport = auto (" + origin + "); RDMA plugin " + describe_loaded(sel.reports[0]) +
+                     " initialised";
+    } else if (automatic) {
+        sel.reason = skipped + "; falling back to TCP (transport = auto)";
+    } else if (!sel.fallback && sel.chosen == sel.tcp->name()) {
+        sel.reason = "transport = " + setting + " (" + origin + "); no plugin is loaded";
+    } else if (!sel.fallback) {
+        sel.reason = "transport = " + setting + " (" + origin + "); " + plugin_label(sel.chosen) + " " +
+                     describe_loaded(sel.reports[0]) + " initialised";
+    } else {
+        sel.reason = "transport = " + setting + " (" + origin + "); in use: " + sel.in_use_names() +
+                     (skipped.empty() ? "" : "; skipped: " + skipped);
     }
-    if (mode == TransportMode::Rdma)
-        throw std::runtime_error("transport = rdma (" + origin + ") but " + why);
-    sel.chosen = "tcp";
-    sel.reason = why + "; falling back to TCP (transport = auto)";
-    TW_INFO("transport", "using tcp: %s", sel.reason.c_str());
+    TW_INFO("transport", "using %s: %s", sel.chosen.c_str(), sel.reason.c_str());
     return sel;
 }
 

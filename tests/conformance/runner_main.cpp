@@ -97,15 +97,6 @@ private:
     std::string path_;
 };
 
-// A Config that knows transport keys by their name takes "NAME.key" as it
-// is; one with a fixed list of transport prefixes needs NAME. added first.
-template <class C>
-auto allow_transport_prefix(C &config, const std::string &prefix, int) -> decltype(config.allow_prefix(prefix), void())
-{
-    config.allow_prefix(prefix);
-}
-template <class C> void allow_transport_prefix(C &, const std::string &, long) {}
-
 bool take_value(int argc, char **argv, int &i, const char *flag, std::string *out)
 {
     if (strcmp(argv[i], flag) != 0) return false;
@@ -153,8 +144,7 @@ Options parse(int argc, char **argv)
                 exit(2);
             }
             std::string key = value.substr(0, eq);
-            // A transport's own keys ("NAME.key") are its to check, at init.
-            if (size_t dot = key.find('.'); dot != std::string::npos) allow_transport_prefix(o.config, key.substr(0, dot + 1), 0);
+            // A transport's own keys ("NAME.key") are kept by Config for it to check.
             try {
                 o.config.set(key, value.substr(eq + 1), "--set");
             } catch (const std::exception &e) {

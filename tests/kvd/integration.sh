@@ -38,9 +38,9 @@ case $TRANSPORT in
     auto) [ -n "$EXPECT" ] || { echo "integration.sh: --transport auto needs --expect" >&2; exit 2; } ;;
     *) echo "integration.sh: unknown transport $TRANSPORT" >&2; exit 2 ;;
 esac
-# What the listener accepts: TCP unless transport = rdma, plus RDMA when in use.
+# What the listener accepts, in order of preference: RDMA when in use, TCP unless transport = rdma.
 LISTENING=tcp
-[ "$EXPECT" = rdma ] && LISTENING='tcp\+rdma'
+[ "$EXPECT" = rdma ] && LISTENING='rdma\+tcp'
 [ "$TRANSPORT" = rdma ] && LISTENING=rdma
 
 # redis-cli and redis-benchmark speak TCP: needed over tcp, used beside auto.

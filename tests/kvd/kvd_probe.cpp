@@ -2,7 +2,7 @@
 // kvd-probe: a minimal RESP client on the twinwire runtime, so the daemon's
 // integration cases run over any transport (redis-cli speaks TCP only).
 //
-//   kvd-probe --port P [--host H] [--transport auto|tcp|rdma] [--source ADDR]
+//   kvd-probe --port P [--host H] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
 //             [--timeout-ms N] [--linger-ms N] [--show-transport] CMD [ARG...]
 //   kvd-probe ... --stdin [--replies N] [--half-close]
 //   kvd-probe ... --repeat N [--pace-ms M] [--hold-reading-ms T] [--quiet] CMD [ARG...]

@@ -16,8 +16,22 @@ using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
 using namespace std::chrono_literals;
 
-TEST_CASE("when the server's registered pool is exhausted a new connection is refused with the reason, and "
-          "existing ones keep working",
+/// Connect until one gets through (a closed connection's memory may wait
+/// out a short quarantine), bounded; nullptr when none did.
+static Endpoint *connect_when_room(Env &env, const sockaddr_storage &addr)
+{
+    auto until = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < until) {
+        Endpoint &e = env.connect(addr, 30000);
+        env.run_until([&] { return e.connected || e.failed(); });
+        if (e.connected) return &e;
+        env.run_until([] { return false; }, 500ms);
+    }
+    return nullptr;
+}
+
+TEST_CASE("when the server's registered pool is exhausted a new connection is refused with the reason, "
+          "existing ones keep working, and a closed one's memory serves a new one",
           "[rdma][pool]")
 {
     use_settings({});
@@ -52,13 +66,23 @@ TEST_CASE("when the server's registered pool is exhausted a new connection is re
         first.send("still alive");
         REQUIRE(env.run_until([&] { return first.received.size() >= 11 || first.failed(); }));
         CHECK(first.received == "still alive");
+
+        // Memory comes back when a connection closes: a new one fits again.
+        first.close();
+        Endpoint *again = connect_when_room(env, addr);
+        INFO("again: " << (again ? again->describe() : std::string("never connected")));
+        REQUIRE(again);
+        again->send("room again");
+        REQUIRE(env.run_until([&] { return again->received.size() >= 10 || again->failed(); }));
+        CHECK(again->received == "room again");
         CHECK(env.rule_violations() == "");
     }
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
 }
 
-TEST_CASE("when this side's registered pool is exhausted a new connection fails at once with the reason",
+TEST_CASE("when this side's registered pool is exhausted a new connection fails at once with the reason, and "
+          "closing connections gives the memory back",
           "[rdma][pool]")
 {
     use_settings({{"rdma.ring_size", "64k"}, {"rdma.send_buffer_size", "32k"}, {"rdma.pool_size", "256k"},
@@ -80,6 +104,22 @@ TEST_CASE("when this side's registered pool is exhausted a new connection fails 
     first.send("still alive");
     REQUIRE(env.run_until([&] { return first.received.size() >= 11 || first.failed(); }));
     CHECK(first.received == "still alive");
+
+    // Closing them gives their memory back: registered use drops and new
+    // connections fit again.
+    uint64_t in_use_with_two = transport_stats(env).registered_in_use;
+    first.close();
+    second.close();
+    third.close();
+    REQUIRE(env.run_until([&] {
+        close_finished(env, server, 1); // the server closes its ends too
+        return transport_stats(env).connections_open == 0;
+    }));
+    REQUIRE(env.run_until([&] { return transport_stats(env).registered_in_use < in_use_with_two; }));
+    Endpoint *again = connect_when_room(env, server.address);
+    INFO("again: " << (again ? again->describe() : std::string("never connected")));
+    REQUIRE(again);
+    CHECK(env.rule_violations() == "");
 }
 
 TEST_CASE("a connect request whose client already gave up is cleaned up quietly, with no QP left behind",

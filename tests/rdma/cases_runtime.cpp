@@ -16,29 +16,6 @@
 using namespace twinwire;
 using namespace std::chrono_literals;
 
-namespace twinwire::rdmatest {
-
-int child_runtime_echo(const std::string &mode, const std::string &ip)
-{
-    Config c;
-    c.set("transport", mode);
-    c.set("listen_address", ip);
-    c.set("listen_port", "0");
-    c.set("threads", "1");
-    c.set("log_level", "warn");
-    Runtime rt(c);
-    rt.start();
-    auto listener = rt.listen({}, [](const ConnectionPtr &conn) {
-        conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
-    });
-    printf("%u\n", listener->port());
-    fflush(stdout);
-    rt.run();
-    return 0;
-}
-
-} // namespace twinwire::rdmatest
-
 namespace {
 
 struct Outcome {

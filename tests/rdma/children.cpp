@@ -3,6 +3,8 @@
 // parent does not leak in.
 #include "rdma_test.hpp"
 
+#include <twinwire/runtime.hpp>
+
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -65,7 +67,8 @@ int child_server(bool echo)
 {
     // sink: accepts connections that never read (the client fills the ring
     // and waits for credits when the parent kills this process); echo: an
-    // echo server with the rdma.* settings given on the command line.
+    // echo server with the rdma.* settings given on the command line.  Both
+    // close connections that ended.
     using namespace conformance;
     conformance::Env env;
     Server &server = env.listen();
@@ -73,7 +76,39 @@ int child_server(bool echo)
     if (!echo) server.configure = [](Endpoint &e) { e.auto_read = false; };
     printf("%u\n", port_of(server.address));
     fflush(stdout);
-    env.run_until([] { return false; }, std::chrono::milliseconds(300000));
+    // Like a daemon, close what ended so its memory serves new connections.
+    env.run_until(
+        [&] {
+            close_finished(env, server, 0);
+            return false;
+        },
+        std::chrono::milliseconds(300000));
+    return 0;
+}
+
+EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip)
+{
+    Config c;
+    c.set("transport", mode);
+    c.set("listen_address", ip);
+    c.set("listen_port", "0");
+    c.set("threads", "1");
+    c.set("log_level", "warn");
+    EchoRuntime echo;
+    echo.rt = std::make_unique<Runtime>(c);
+    echo.rt->start();
+    echo.listener = echo.rt->listen({}, [](const ConnectionPtr &conn) {
+        conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
+    });
+    return echo;
+}
+
+int child_runtime_echo(const std::string &mode, const std::string &ip)
+{
+    EchoRuntime echo = start_echo_runtime(mode, ip);
+    printf("%u\n", echo.listener->port());
+    fflush(stdout);
+    echo.rt->run();
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "../conformance/payload.hpp"
 
 #include <twinwire/config.hpp>
+#include <twinwire/runtime.hpp>
 #include <twinwire/log.hpp>
 
 #include <map>
@@ -20,11 +21,21 @@ namespace twinwire::rdmatest {
 /// Replace the transport under test by one created with these rdma.* keys
 /// (on top of the suite's defaults).  Empty map: the defaults.
 void use_settings(const std::map<std::string, std::string> &settings);
+/// True when the suite runs over the built-in TCP (fault-matrix --tcp).
+bool testing_tcp();
+/// The common main: `--child MODE ...` helpers, `--tcp` (built-in TCP on
+/// 127.0.0.1), else the SoftRoCE guest (77 outside it) across the wire or
+/// `--one-device`; the remaining arguments go to Catch2.
+int run_suite(int argc, char **argv);
 /// Load and init a separate transport with `settings`; nullptr and *why on refusal.
 std::unique_ptr<Transport> make_transport(const std::map<std::string, std::string> &settings, std::string *why);
 
 /// The transport's counters (TW_CTRL_GET_TRANSPORT_STATS).
 tw_transport_stats transport_stats(conformance::Env &env);
+
+/// What a daemon does: close the accepted connections of `server` (on
+/// `loop`) that failed or ended (end-of-stream, nothing left to send).
+void close_finished(conformance::Env &env, conformance::Server &server, unsigned loop);
 
 /// Counts log lines at WARN or worse while alive (and keeps their text).
 class LogWatch {
@@ -48,7 +59,15 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 /// QPs the kernel reports for all devices (`rdma resource show`), or -1.
 long qp_count();
 
-/// Child modes (main.cpp dispatches to them).
+/// An echo server under the framework's Runtime (transport `mode`) on
+/// `ip`, started, not yet run.  It listens while `listener` lives.
+struct EchoRuntime {
+    std::unique_ptr<Runtime> rt;
+    std::shared_ptr<Listener> listener;
+};
+EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip);
+
+/// Child modes (run_suite dispatches to them).
 int child_memlock();
 int child_no_device();
 int child_server(bool echo);

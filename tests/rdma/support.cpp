@@ -71,6 +71,14 @@ tw_transport_stats transport_stats(conformance::Env &env)
     return s;
 }
 
+void close_finished(conformance::Env &env, conformance::Server &server, unsigned loop)
+{
+    env.on_loop(loop, [&] {
+        for (conformance::Endpoint *e : server.endpoints)
+            if (!e->closed && (e->failed() || (e->eof && !e->queued()))) e->close();
+    });
+}
+
 /// fork + exec `program` with `args`; its stdout (and stderr when
 /// `with_stderr`) go to the returned pipe.
 static pid_t spawn(const std::string &program, const std::vector<std::string> &args, bool with_stderr, int *out_fd)

@@ -5,11 +5,12 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using twinwire::Config;
 using twinwire::ConfigError;
-using twinwire::TransportMode;
 
 namespace {
 
@@ -35,7 +36,7 @@ std::string error_of(const std::function<void()> &fn)
 TEST_CASE("defaults are auto transport on loopback with one thread", "[config]")
 {
     Config c;
-    CHECK(c.transport() == TransportMode::Auto);
+    CHECK(c.transport() == "auto");
     CHECK(c.listen_address() == "127.0.0.1");
     CHECK(c.threads() == 1);
     CHECK(c.read_buffer_size() == 64 * 1024);
@@ -55,7 +56,7 @@ TEST_CASE("an INI file sets keys, sections prefix them, comments are ignored", "
                   "[twinwire]\n"
                   "listen_port = 9000\n",
                   "test.conf");
-    CHECK(c.transport() == TransportMode::Tcp);
+    CHECK(c.transport() == "tcp");
     CHECK(c.threads() == 4);
     CHECK(c.listen_address() == "::1");
     CHECK(c.listen_port() == 9000);
@@ -76,12 +77,14 @@ TEST_CASE("a bad value is an error naming key, value, file:line and what is expe
     Config c;
     CHECK(error_of([&] { c.load_string("threads = many\n", "a.conf"); }) ==
           "a.conf:1: bad value 'many' for 'threads': expected an integer 1..256");
-    CHECK(error_of([&] { c.load_string("\ntransport = infiniband\n", "b.conf"); }) ==
-          "b.conf:2: bad value 'infiniband' for 'transport': expected one of auto, tcp, rdma");
+    CHECK(error_of([&] { c.load_string("\ntransport = Infini-Band\n", "b.conf"); }) ==
+          "b.conf:2: bad value 'Infini-Band' for 'transport': expected auto, tcp, a transport name or a list of "
+          "names: transport name 'Infini-Band' has a character other than a-z, 0-9 and _");
     CHECK(error_of([&] { c.load_string("read_buffer_size = 1T\n", "c.conf"); })
               .find("c.conf:1: bad value '1T' for 'read_buffer_size': expected a size") == 0);
     CHECK(error_of([&] { c.load_string("plugin_path = relative/x.so\n", "d.conf"); }) ==
-          "d.conf:1: bad value 'relative/x.so' for 'plugin_path': expected an absolute path");
+          "d.conf:1: bad value 'relative/x.so' for 'plugin_path': expected absolute paths separated by ':' "
+          "('relative/x.so' is not one)");
 }
 
 TEST_CASE("malformed lines are errors with their line number", "[config]")
@@ -93,11 +96,60 @@ TEST_CASE("malformed lines are errors with their line number", "[config]")
           "x.conf:1: unterminated quoted value");
 }
 
-TEST_CASE("a missing file is an error naming it", "[config]")
+TEST_CASE("a missing file is an error naming it and the errno", "[config]")
 {
     Config c;
     CHECK(error_of([&] { c.load_file("/nonexistent/twinwire.conf"); }) ==
-          "/nonexistent/twinwire.conf: cannot open configuration file");
+          "/nonexistent/twinwire.conf: cannot open configuration file: No such file or directory (errno 2)");
+}
+
+TEST_CASE("a directory given as the configuration file is an error, not an empty file", "[config]")
+{
+    Config c;
+    CHECK(error_of([&] { c.load_file("/tmp"); }) == "/tmp: is a directory, not a configuration file");
+}
+
+TEST_CASE("a file that cannot be read for its permissions says so, with errno", "[config]")
+{
+    char path[] = "/tmp/twinwire-config-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    REQUIRE(chmod(path, 0) == 0);
+    // root reads any file: try as nobody in a child.
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (geteuid() == 0 && setuid(65534) != 0) _exit(3);
+        std::string e = error_of([&] { Config().load_file(path); });
+        ssize_t n = write(fds[1], e.data(), e.size());
+        _exit(n == static_cast<ssize_t>(e.size()) ? 0 : 4);
+    }
+    close(fds[1]);
+    std::string e;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    unlink(path);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    CHECK(e == std::string(path) + ": cannot open configuration file: Permission denied (errno 13)");
+}
+
+TEST_CASE("a NUL byte in a configuration file is an error naming the line, never a silent cut", "[config]")
+{
+    Config c;
+    const std::string text = std::string("threads = 2\nlisten_port = 7379") + '\0' + "junk\n";
+    CHECK(error_of([&] { c.load_string(text, "n.conf"); }) == "n.conf:2: NUL byte in the line");
+    CHECK(error_of([&] { c.set("log_file", std::string("/tmp/a\0b", 8), "api"); }) ==
+          "api: NUL byte in the value of 'log_file'");
+    CHECK(c.threads() == 1); // the default: nothing of the bad file was taken, line 1 neither
 }
 
 TEST_CASE("a file on disk loads like a string", "[config]")
@@ -109,7 +161,7 @@ TEST_CASE("a file on disk loads like a string", "[config]")
     std::ofstream(path) << "transport = rdma\nlisten_port = 1234\n";
     Config c;
     c.load_file(path);
-    CHECK(c.transport() == TransportMode::Rdma);
+    CHECK(c.transport() == "rdma");
     CHECK(c.find("listen_port")->origin == std::string(path) + ":2");
     unlink(path);
 }
@@ -122,7 +174,7 @@ TEST_CASE("environment overrides the file, and API calls override the environmen
     Config c;
     c.load_string("transport = rdma\nlisten_port = 6000\n", "f.conf");
     c.load_environment();
-    CHECK(c.transport() == TransportMode::Tcp);
+    CHECK(c.transport() == "tcp");
     CHECK(c.find("transport")->origin == "environment TWINWIRE_TRANSPORT");
     CHECK(c.listen_port() == 7000);
     CHECK(c.get("rdma.ring_size") == "1M");
@@ -146,12 +198,61 @@ TEST_CASE("an unknown TWINWIRE_ variable is an error", "[config]")
     CHECK(error_of([&] { c.load_environment(); }) == "environment TWINWIRE_NO_SUCH_KEY: unknown key 'no_such_key'");
 }
 
-TEST_CASE("TWINWIRE_PLUGIN_PATH is the loader's search path, not a config key", "[config]")
+TEST_CASE("TWINWIRE_PLUGIN_PATH is the environment form of plugin_path and overrides the file", "[config]")
 {
-    EnvVar t("TWINWIRE_PLUGIN_PATH", "/opt/plugins");
+    EnvVar t("TWINWIRE_PLUGIN_PATH", "/opt/plugins:/srv/plugins");
+    Config c;
+    c.load_string("plugin_path = /usr/lib/twinwire\n", "p.conf");
+    c.load_environment();
+    CHECK(c.plugin_path() == "/opt/plugins:/srv/plugins");
+    CHECK(c.find("plugin_path")->origin == "environment TWINWIRE_PLUGIN_PATH");
+}
+
+TEST_CASE("plugin_path takes absolute directories separated by colons, nothing relative", "[config]")
+{
+    Config c;
+    c.set("plugin_path", "/a:/b/c");
+    CHECK(c.plugin_path() == "/a:/b/c");
+    CHECK(error_of([&] { c.set("plugin_path", "/a:plugins", "p.conf:1"); }) ==
+          "p.conf:1: bad value '/a:plugins' for 'plugin_path': expected absolute paths separated by ':' ('plugins' "
+          "is not one)");
+    CHECK(error_of([&] { c.set("plugin_path", "/a::/b", "p.conf:1"); }).find("('' is not one)") != std::string::npos);
+}
+
+TEST_CASE("transport takes auto, one name or a list of names in order", "[config]")
+{
+    Config c;
+    c.set("transport", "foo");
+    CHECK(c.transport_list() == std::vector<std::string>{"foo"});
+    c.set("transport", "foo, rdma,tcp");
+    CHECK(c.transport_list() == std::vector<std::string>{"foo", "rdma", "tcp"});
+    CHECK(error_of([&] { c.set("transport", "rdma,auto", "t"); }) ==
+          "t: bad value 'rdma,auto' for 'transport': auto stands alone: it cannot be part of a list");
+    CHECK(error_of([&] { c.set("transport", "tcp,tcp", "t"); }) ==
+          "t: bad value 'tcp,tcp' for 'transport': transport 'tcp' is listed twice");
+    CHECK(error_of([&] { c.set("transport", "rdma,", "t"); }).find("an empty transport name") != std::string::npos);
+    CHECK(c.transport() == "foo, rdma,tcp");
+}
+
+TEST_CASE("keys of any transport are kept for it, application prefixes stay strict", "[config]")
+{
+    Config c;
+    c.define({"kvd.maxclients", "10", "most clients at once", twinwire::check::integer(1, 100)});
+    c.load_string("[foo]\nwindow = 4\n[rdma]\nring_size = 1M\n", "f.conf");
+    CHECK(c.get("foo.window") == "4");
+    CHECK(c.transport_key_names() == std::vector<std::string>{"foo", "rdma"});
+    CHECK(error_of([&] { c.load_string("[kvd]\nmaxclient = 5\n", "k.conf"); }) == "k.conf:2: unknown key 'kvd.maxclient'");
+    CHECK(error_of([&] { c.set("Foo.window", "1", "api"); }) == "api: unknown key 'Foo.window'");
+}
+
+TEST_CASE("the environment form of a listed transport's key is TWINWIRE_NAME_KEY", "[config]")
+{
+    EnvVar k("TWINWIRE_FOO_WINDOW_SIZE", "8");
+    EnvVar t("TWINWIRE_TRANSPORT", "foo,tcp");
     Config c;
     c.load_environment();
-    CHECK(c.plugin_path().empty());
+    CHECK(c.get("foo.window_size") == "8");
+    CHECK(c.find("foo.window_size")->origin == "environment TWINWIRE_FOO_WINDOW_SIZE");
 }
 
 TEST_CASE("applications add their own keys with validators", "[config]")

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "args.hpp"
 
+#include <twinwire/config.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -121,8 +123,11 @@ void add_runtime(Table &t, RuntimeOptions &o)
     };
     t["--transport"] = [&o](Reader &r) {
         std::string v = lower(r.value());
-        if (v != "auto" && v != "tcp" && v != "rdma")
-            throw ArgError("--transport: '" + v + "' is not a transport; expected auto, tcp or rdma");
+        try {
+            twinwire::parse_transport_list(v);
+        } catch (const twinwire::ConfigError &e) {
+            throw ArgError("--transport: '" + v + "': " + e.what());
+        }
         o.transport = v;
     };
     t["--threads"] = [&o](Reader &r) { o.threads = static_cast<unsigned>(parse_uint(r.value(), "--threads", 1, 256)); };
@@ -310,12 +315,12 @@ const char *usage()
     return R"(twinwire-bench: latency, throughput and RESP load over any twinwire transport
 
 Usage:
-  twinwire-bench server [--config FILE] [--listen ADDR] [--port N] [--transport auto|tcp|rdma]
+  twinwire-bench server [--config FILE] [--listen ADDR] [--port N] [--transport auto|tcp|NAME[,NAME...]]
                         [--threads N]
       Echo (latency) and sink (throughput) server; each connection says which
       it wants.  Prints "listening on ADDR:PORT" on stdout; stops on SIGINT/SIGTERM.
 
-  twinwire-bench client --host H --port P [--transport auto|tcp|rdma] [--source ADDR]
+  twinwire-bench client --host H --port P [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
                         [--connections N] [--duration S | --iterations N]
                         [--sizes 64,4k,64k,1M] [--test latency|throughput|both] [--json]
                         [--threads N] [--config FILE] [--stall-timeout S]
@@ -328,7 +333,7 @@ Usage:
   twinwire-bench local [--listen ADDR] [--source ADDR] [same options as client]
       Server and client in one process (default address 127.0.0.1).
 
-  twinwire-bench resp [--host H] [--port P] [--transport auto|tcp|rdma] [--source ADDR]
+  twinwire-bench resp [--host H] [--port P] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
                       [--clients 50] [--requests 100000] [--pipeline 1] [--data-size 3]
                       [--keyspace 100000] [--tests set,get] [--json] [--threads N]
                       [--config FILE] [--stall-timeout S]

@@ -13,7 +13,7 @@ namespace twinwire::bench {
 /// Settings every mode passes to the twinwire runtime.
 struct RuntimeOptions {
     std::string config_file;              ///< --config: a twinwire INI file
-    std::optional<std::string> transport; ///< --transport auto|tcp|rdma
+    std::optional<std::string> transport; ///< --transport auto, tcp, NAME or NAME,NAME,...
     std::optional<unsigned> threads;      ///< --threads N (event-loop threads)
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// twinwire-info: which transport this host would use, and why.  Like
-// ibv_devinfo / fi_info, but answers the question a deployer asks first.
+// twinwire-info: which transport this host would use, and why, and every
+// plugin installed on the search path.  Like ibv_devinfo / fi_info /
+// ucx_info -d, but answers the question a deployer asks first.
+#include "json_text.hpp"
 #include "memlock_report.hpp"
 
 #include <twinwire/log.hpp>
@@ -17,12 +19,16 @@ namespace {
 void usage(FILE *out)
 {
     std::fprintf(out,
-                 "usage: twinwire-info [--config FILE] [--transport auto|tcp|rdma] [--plugin PATH] [--verbose]\n"
+                 "usage: twinwire-info [--config FILE] [--transport auto|tcp|NAME[,NAME...]] [--plugin PATH]\n"
+                 "                     [--json] [--verbose] [--version]\n"
                  "\n"
-                 "Says which transport a twinwire program started here would use and why: the RDMA plugin\n"
-                 "search path and what each place gave, the plugin's ABI, its devices and ports, RLIMIT_MEMLOCK.\n"
-                 "Settings come from FILE and TWINWIRE_* variables, as in a daemon.  Exit status: 0 when the\n"
-                 "chosen transport can start, 1 when it cannot (transport = rdma without usable RDMA), 2 on usage.\n");
+                 "Lists every plugin file on the plugin search path (name, ABI, version, capabilities, whether it\n"
+                 "loads and why not), then says which transport a twinwire program started here would use and\n"
+                 "why: the search for each plugin the configuration names, its devices and ports, RLIMIT_MEMLOCK.\n"
+                 "Settings come from FILE and TWINWIRE_* variables, as in a daemon; --plugin sets plugin_path.\n"
+                 "--json prints the same as one JSON document.  Exit status: 0 when the configured transport can\n"
+                 "start, 1 when it cannot (a transport named alone, or every one of a list, is unusable, or the\n"
+                 "configuration is wrong), 2 on usage.\n");
 }
 
 void print_indented(const std::string &text)
@@ -36,12 +42,154 @@ void print_indented(const std::string &text)
     }
 }
 
+std::vector<std::string> caps_names(uint64_t caps)
+{
+    static const std::pair<uint64_t, const char *> known[] = {
+        {TW_CAP_ZERO_COPY_SEND, "zero-copy-send"}, {TW_CAP_ZERO_COPY_RECV, "zero-copy-recv"},
+        {TW_CAP_IPV6, "ipv6"},                     {TW_CAP_HALF_CLOSE, "half-close"},
+        {TW_CAP_PENDING_DATA, "pending-data"},     {TW_CAP_KERNEL_BYPASS, "kernel-bypass"},
+        {TW_CAP_BUSY_POLL, "busy-poll"},
+    };
+    std::vector<std::string> names;
+    for (const auto &k : known)
+        if (caps & k.first) names.push_back(k.second);
+    return names;
+}
+
+std::string join(const std::vector<std::string> &items, const char *sep)
+{
+    std::string out;
+    for (const auto &i : items) out += (out.empty() ? "" : sep) + i;
+    return out;
+}
+
+std::string json_list(const std::vector<std::string> &items)
+{
+    std::string out;
+    for (const auto &i : items) out += (out.empty() ? "" : ", ") + json_string(i);
+    return "[" + out + "]";
+}
+
+// What selecting the configured transports gives here.
+struct Verdict {
+    bool can_start = true;
+    std::string transport; ///< the first in use, or "none"
+    std::vector<std::string> in_use;
+    std::string reason;
+    std::vector<std::pair<std::string, std::string>> described; ///< each plugin in use: name, describe()
+};
+
+Verdict decide(const Config &config)
+{
+    Verdict v;
+    try {
+        TransportSelection sel = select_transports(config);
+        v.transport = sel.chosen;
+        for (const Transport *t : sel.in_use) v.in_use.push_back(t->name());
+        v.reason = sel.reason;
+        for (const auto &p : sel.plugins)
+            if (!p->describe().empty()) v.described.emplace_back(p->name(), p->describe());
+    } catch (const ConfigError &e) {
+        v = {false, "none", {}, std::string("configuration error: ") + e.what(), {}};
+    } catch (const std::exception &e) {
+        v = {false, "none", {}, e.what(), {}};
+    }
+    return v;
+}
+
+// The search for one plugin the configuration names, and its probe (no init).
+void print_plugin_search(const std::string &name, const Config &config)
+{
+    PluginLoadReport report;
+    std::unique_ptr<PluginLibrary> lib = PluginLibrary::open(name, config, &report);
+    std::printf("%s plugin search, in order:\n", name == "rdma" ? "RDMA" : name.c_str());
+    for (const auto &d : report.search_dirs) std::printf("  %s\n", d.c_str());
+    std::printf("files tried:\n");
+    for (const auto &a : report.attempts) std::printf("  %s: %s\n", a.path.c_str(), a.result.c_str());
+    if (!lib) return;
+    std::printf("plugin: %s, ABI %u.%u, version %s\n", report.path.c_str(), report.abi_major, report.abi_minor,
+                report.plugin_version.c_str());
+    std::string probe = lib->probe(config);
+    if (!probe.empty()) {
+        std::printf("devices (from the plugin's probe):\n");
+        print_indented(probe);
+    }
+}
+
+void print_text(const Config &config, const std::vector<std::string> &places,
+                const std::vector<PluginFileReport> &files, const Verdict &v)
+{
+    const ConfigValue *mode = config.find("transport");
+    std::printf("twinwire ABI %d.%d\n", TW_ABI_MAJOR, TW_ABI_MINOR);
+    std::printf("transport setting: %s (%s)\n\n", mode->value.c_str(), mode->origin.c_str());
+    std::printf("plugin search path:\n");
+    for (const auto &p : places) std::printf("  %s\n", p.c_str());
+    std::printf("plugins found:%s\n", files.empty() ? " none" : "");
+    for (const auto &f : files) {
+        if (f.loaded)
+            std::printf("  %s: ABI %u.%u, version %s, caps %s: loads\n    %s\n    %s\n", f.name.c_str(), f.abi_major,
+                        f.abi_minor, f.plugin_version.c_str(),
+                        f.caps ? join(caps_names(f.caps), ",").c_str() : "none", f.path.c_str(),
+                        f.description.c_str());
+        else
+            std::printf("  %s: does not load: %s\n    %s\n", f.name.c_str(), f.why_not.c_str(), f.path.c_str());
+    }
+    std::printf("\n");
+
+    std::vector<std::string> names = config.transport_list();
+    if (names.size() == 1 && names[0] == "auto") names = {"rdma"};
+    bool any_plugin = false;
+    for (const auto &n : names) {
+        if (n == "tcp") continue;
+        print_plugin_search(n, config);
+        any_plugin = true;
+    }
+    if (!any_plugin) std::printf("transport = tcp: plugins are not looked at\n");
+    for (const auto &d : v.described) {
+        std::printf("in use (%s):\n", d.first.c_str());
+        print_indented(d.second);
+    }
+    std::printf("\n%s\n", memlock_report().c_str());
+    std::printf("\ntransport: %s\n", v.transport.c_str());
+    if (v.in_use.size() > 1) std::printf("in use, in order: %s\n", join(v.in_use, ", ").c_str());
+    std::printf("reason: %s\n", v.reason.c_str());
+    if (!v.can_start)
+        std::printf("a program with transport = %s would refuse to start here\n", config.transport().c_str());
+}
+
+void print_json(const Config &config, const std::vector<std::string> &places,
+                const std::vector<PluginFileReport> &files, const Verdict &v)
+{
+    const ConfigValue *mode = config.find("transport");
+    std::printf("{\n  \"version\": %s,\n  \"abi\": \"%d.%d\",\n", json_string(TW_INFO_VERSION).c_str(), TW_ABI_MAJOR,
+                TW_ABI_MINOR);
+    std::printf("  \"transport_setting\": {\"value\": %s, \"origin\": %s},\n", json_string(mode->value).c_str(),
+                json_string(mode->origin).c_str());
+    std::printf("  \"search_path\": %s,\n  \"plugins\": [", json_list(places).c_str());
+    for (size_t i = 0; i < files.size(); ++i) {
+        const PluginFileReport &f = files[i];
+        std::printf("%s\n    {\"name\": %s, \"path\": %s, \"loads\": %s", i ? "," : "", json_string(f.name).c_str(),
+                    json_string(f.path).c_str(), f.loaded ? "true" : "false");
+        if (f.loaded)
+            std::printf(", \"abi\": \"%u.%u\", \"version\": %s, \"caps\": %s, \"description\": %s}", f.abi_major,
+                        f.abi_minor, json_string(f.plugin_version).c_str(), json_list(caps_names(f.caps)).c_str(),
+                        json_string(f.description).c_str());
+        else
+            std::printf(", \"why_not\": %s}", json_string(f.why_not).c_str());
+    }
+    std::printf("%s],\n", files.empty() ? "" : "\n  ");
+    std::printf("  \"transport\": %s,\n  \"in_use\": %s,\n  \"reason\": %s,\n  \"can_start\": %s,\n",
+                json_string(v.transport).c_str(), json_list(v.in_use).c_str(), json_string(v.reason).c_str(),
+                v.can_start ? "true" : "false");
+    std::printf("  \"memlock\": %s\n}\n", json_string(memlock_report()).c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     Config config;
-    bool verbose = false;
+    bool verbose = false, json = false;
     try {
         for (int i = 1; i < argc; ++i) {
             std::string arg = argv[i];
@@ -52,8 +200,12 @@ int main(int argc, char **argv)
             if (arg == "--config") config.load_file(value());
             else if (arg == "--transport") config.set("transport", value(), "--transport");
             else if (arg == "--plugin") config.set("plugin_path", value(), "--plugin");
+            else if (arg == "--json") json = true;
             else if (arg == "--verbose" || arg == "-v") verbose = true;
-            else if (arg == "--help" || arg == "-h") {
+            else if (arg == "--version") {
+                std::printf("twinwire-info %s (ABI %d.%d)\n", TW_INFO_VERSION, TW_ABI_MAJOR, TW_ABI_MINOR);
+                return 0;
+            } else if (arg == "--help" || arg == "-h") {
                 usage(stdout);
                 return 0;
             } else {
@@ -69,63 +221,10 @@ int main(int argc, char **argv)
     }
     log::set_level(verbose ? LogLevel::Debug : LogLevel::Error);
 
-    const ConfigValue *mode = config.find("transport");
-    std::printf("twinwire ABI %d.%d\n", TW_ABI_MAJOR, TW_ABI_MINOR);
-    std::printf("transport setting: %s (%s)\n", mode->value.c_str(), mode->origin.c_str());
-    std::printf("\n");
-
-    std::string verdict, why;
-    bool can_start = true;
-    if (config.transport() == TransportMode::Tcp) {
-        verdict = "tcp";
-        why = "transport = tcp: the RDMA plugin is not looked at";
-    } else {
-        PluginLoadReport report;
-        std::unique_ptr<PluginLibrary> lib = PluginLibrary::open("rdma", config, &report);
-        std::printf("RDMA plugin search, in order:\n");
-        for (const auto &d : report.search_dirs) std::printf("  %s\n", d.c_str());
-        std::printf("files tried:\n");
-        for (const auto &a : report.attempts) std::printf("  %s: %s\n", a.path.c_str(), a.result.c_str());
-        if (lib) {
-            std::printf("plugin: %s, ABI %u.%u, version %s\n", report.path.c_str(), report.abi_major,
-                        report.abi_minor, report.plugin_version.c_str());
-            std::string probe = lib->probe(config);
-            if (!probe.empty()) {
-                std::printf("devices (from the plugin's probe):\n");
-                print_indented(probe);
-            }
-            std::string refusal;
-            std::unique_ptr<Transport> t;
-            try {
-                t = Transport::from_plugin(std::move(lib), config, &refusal);
-            } catch (const ConfigError &e) {
-                refusal = e.what();
-            }
-            if (t) {
-                verdict = "rdma";
-                why = "the RDMA plugin loaded and initialised";
-                std::string described = t->describe();
-                if (!described.empty()) {
-                    std::printf("in use:\n");
-                    print_indented(described);
-                }
-            } else {
-                why = "RDMA plugin refused: " + refusal;
-            }
-        } else {
-            why = "RDMA plugin not loaded: " + report.reason;
-        }
-        if (verdict.empty()) {
-            if (config.transport() == TransportMode::Rdma) {
-                verdict = "none";
-                can_start = false;
-            } else {
-                verdict = "tcp";
-            }
-        }
-    }
-    std::printf("\n%s\n", memlock_report().c_str());
-    std::printf("\ntransport: %s\nreason: %s\n", verdict.c_str(), why.c_str());
-    if (!can_start) std::printf("a program with transport = rdma would refuse to start here\n");
-    return can_start ? 0 : 1;
+    std::vector<std::string> places;
+    std::vector<PluginFileReport> files = list_plugin_files(config, &places);
+    Verdict v = decide(config);
+    if (json) print_json(config, places, files, v);
+    else print_text(config, places, files, v);
+    return v.can_start ? 0 : 1;
 }

@@ -38,7 +38,7 @@ KVD_PID=$!
 trap 'kill -TERM $KVD_PID 2>/dev/null; wait $KVD_PID 2>/dev/null' EXIT
 for _ in $(seq 600); do grep -qs ' serving on ' "$OUT/kvd.log" && break; sleep 0.1; done
 PORT=$(sed -n 's/.* serving on [^ ]*:\([0-9]*\) over .*/\1/p' "$OUT/kvd.log" | head -1)
-if ! grep -q "serving on .* over tcp+rdma (transport rdma" "$OUT/kvd.log"; then
+if ! grep -q "serving on .* over rdma+tcp (transport rdma" "$OUT/kvd.log"; then
     echo "bench-rdma-vs-tcp.sh: the daemon does not serve RDMA:" >&2
     cat "$OUT/kvd.log" >&2
     exit 1

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "command_line.hpp"
 
+#include <twinwire/abi.h>
+#include <twinwire/transport.hpp>
+
 #include <climits>
 #include <cstdlib>
 #include <unistd.h>
@@ -112,7 +115,7 @@ std::string usage_text(const twinwire::Config &config)
         "  -c, --config FILE    read this configuration file (INI: key = value, [kvd] section)\n"
         "  --port N             listen_port\n"
         "  --bind ADDRESS       listen_address\n"
-        "  --transport T        transport: auto, tcp or rdma\n"
+        "  --transport T        transport: auto, tcp, a plugin's name, or a list (foo,tcp)\n"
         "  --threads N          event-loop threads\n"
         "  --maxclients N       kvd.maxclients\n"
         "  --log-level LEVEL    error, warn, info, debug or trace\n"
@@ -135,7 +138,17 @@ std::string usage_text(const twinwire::Config &config)
         else line += "\n" + std::string(38, ' ');
         text += line + k.help + "\n";
     }
-    text += "  rdma.*                              RDMA plugin settings (checked when the plugin loads)\n";
+    text += "\nTransport keys (checked by the transport, in every mode; tcp is built in, NAME is the plugin\n"
+            "twinwire-NAME-abi" + std::to_string(TW_ABI_MAJOR) + ".so on the plugin path; see its documentation):\n";
+    for (const char *name : {"tcp", "rdma"}) {
+        std::vector<std::string> keys = twinwire::transport_keys(name, config);
+        std::string line;
+        for (const auto &k : keys) line += (line.empty() ? "" : ", ") + k;
+        text += "  " + std::string(name) + ".*: " +
+                (line.empty() ? std::string("(the plugin is not found here, or does not list its keys)") : line) +
+                "\n";
+    }
+    text += "  NAME.*: the keys of a plugin NAME named in transport\n";
     return text;
 }
 

@@ -9,6 +9,7 @@
 
 #include <twinwire/log.hpp>
 #include <twinwire/runtime.hpp>
+#include <twinwire/transport.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
     twinwire::Config config;
     kvd::define_keys(config);
     if (cl.help) {
+        twinwire::log::set_level(twinwire::LogLevel::Error); // listing plugins' keys loads them: no log lines
         std::fputs(kvd::usage_text(config).c_str(), stdout);
         return 0;
     }
@@ -89,6 +91,8 @@ int main(int argc, char **argv)
         kvd::load_config(config, cl);
         twinwire::parse_log_level(config.log_level());
         settings = kvd::Settings::from(config);
+        // Every transport's keys, whatever transport is chosen (serving checks them again at start-up).
+        if (cl.check_config) twinwire::check_transport_keys(config);
     } catch (const twinwire::ConfigError &e) {
         std::fprintf(stderr, "twinwire-kvd: configuration error: %s\n", e.what());
         return 1;

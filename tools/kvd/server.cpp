@@ -26,14 +26,15 @@ constexpr auto kFlushNow = std::chrono::nanoseconds(0);
 
 struct Server::Client {
     Client(Server &server, const RequestLimits &limits, SessionCounters &counters, std::string peer_address,
-           bool over_rdma)
-        : session(server.keyspace_, server, limits, counters), peer(std::move(peer_address)), rdma(over_rdma)
+           std::atomic<size_t> *transport_count)
+        : session(server.keyspace_, server, limits, counters), peer(std::move(peer_address)),
+          transport_clients(transport_count)
     {
     }
     Session session;
     std::string out;
     std::string peer; ///< for log lines, kept after the connection is gone
-    bool rdma;
+    std::atomic<size_t> *transport_clients; ///< this client's count in clients_by_transport_
     bool paused = false;
     /// Sends `out` after the current pass; owned here, so it dies with the
     /// connection (whose context this is) on the connection's loop.
@@ -45,6 +46,10 @@ Server::Server(twinwire::Runtime &runtime, const Settings &settings, Keyspace &k
       started_ms_(MonotonicClock().now_ms())
 {
     for (size_t i = 0; i < runtime_.loop_count(); ++i) loop_stats_.push_back(std::make_unique<LoopStats>());
+    std::vector<std::string> names{"tcp", "rdma"};
+    for (const auto &t : runtime_.selection().plugins)
+        if (t->name() != "rdma") names.push_back(t->name());
+    for (auto &n : names) clients_by_transport_.emplace_back(n, std::make_unique<std::atomic<size_t>>(0));
 }
 
 Server::~Server() = default;
@@ -89,9 +94,11 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
         conn->close();
         return;
     }
-    const bool rdma = conn->transport_name() == "rdma";
-    if (rdma) clients_rdma_.fetch_add(1);
-    auto client = std::make_shared<Client>(*this, settings_.limits, stats.session, conn->peer_address(), rdma);
+    std::atomic<size_t> *count = nullptr;
+    for (auto &t : clients_by_transport_)
+        if (t.first == conn->transport_name()) count = t.second.get();
+    if (count) count->fetch_add(1);
+    auto client = std::make_shared<Client>(*this, settings_.limits, stats.session, conn->peer_address(), count);
     client->session.connection = conn.get();
     client->session.peer = client->peer;
     conn->set_context(client);
@@ -173,7 +180,7 @@ bool Server::send(twinwire::Connection &conn, Client &client)
 void Server::finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info)
 {
     clients_.fetch_sub(1);
-    if (client.rdma) clients_rdma_.fetch_sub(1);
+    if (client.transport_clients) client.transport_clients->fetch_sub(1);
     client.session.connection = nullptr;
     TW_DEBUG("kvd", "client %s (connection %llu) gone: %s", client.peer.c_str(),
              static_cast<unsigned long long>(conn.id()), info.reason.c_str());

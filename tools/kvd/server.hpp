@@ -26,7 +26,7 @@ public:
     /// On the runtime's main thread, after Runtime::start().
     void start();
     uint16_t port() const;
-    /// "tcp", "tcp+rdma": what the listener accepts.
+    /// "tcp", "rdma+tcp": what the listener accepts.
     std::string listening_transports() const;
 
     std::string info(const std::vector<std::string_view> &sections, const Session &caller) override;
@@ -61,7 +61,9 @@ private:
     std::unique_ptr<twinwire::Timer> sweep_timer_;
     std::vector<std::unique_ptr<LoopStats>> loop_stats_;
     std::atomic<size_t> clients_{0};
-    std::atomic<size_t> clients_rdma_{0};
+    /// Connected clients per transport: tcp and rdma always, then every
+    /// other loaded transport by its name.  Fixed at construction: no lock.
+    std::vector<std::pair<std::string, std::unique_ptr<std::atomic<size_t>>>> clients_by_transport_;
     std::atomic<uint64_t> rejected_{0};
     int64_t started_ms_;
 };

@@ -100,10 +100,8 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         field(out, "transport_mode", config.get("transport"));
         field(out, "listening", config.listen_address() + ":" + std::to_string(port()) + " over " +
                                     listening_transports());
-        size_t rdma = clients_rdma_.load();
-        size_t all = clients_.load();
-        field(out, "connected_clients_rdma", rdma);
-        field(out, "connected_clients_tcp", all > rdma ? all - rdma : 0);
+        for (const auto &t : clients_by_transport_)
+            field(out, ("connected_clients_" + t.first).c_str(), static_cast<uint64_t>(t.second->load()));
         if (caller.connection) connection_fields(out, *caller.connection);
     } else if (name == "keyspace") {
         out += "# Keyspace\r\n";

@@ -22,8 +22,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-enum class TransportMode { Auto, Tcp, Rdma };
-TW_API const char *to_string(TransportMode mode);
+/// "foo": a transport name ([a-z0-9_], 1..32, not "auto").  Returns "" when
+/// good, otherwise what is wrong.
+TW_API std::string check_transport_name(const std::string &name);
+/// "auto", "tcp", "rdma", "foo,tcp" -> its names, in order.  Throws
+/// ConfigError when the text is not auto, one name or a list of names
+/// (auto alone; no name twice).
+TW_API std::vector<std::string> parse_transport_list(const std::string &text);
 
 /// One known key.  `check` returns an empty string when the value is good,
 /// otherwise what is wrong with it ("expected an integer 1..1024").
@@ -42,6 +47,7 @@ TW_API std::function<std::string(const std::string &)> one_of(std::vector<std::s
 TW_API std::function<std::string(const std::string &)> boolean(); ///< yes/no/true/false/on/off/1/0
 TW_API std::function<std::string(const std::string &)> any();
 TW_API std::function<std::string(const std::string &)> absolute_path_or_empty();
+TW_API std::function<std::string(const std::string &)> absolute_path_list_or_empty(); ///< "/a:/b"
 } // namespace check
 
 /// Where a value came from, for error messages.
@@ -53,9 +59,10 @@ struct TW_API ConfigValue {
 /**
  * The configuration.  Precedence, lowest first: defaults, the file,
  * the environment (TWINWIRE_<KEY>, dots as underscores, upper case), API
- * calls (set()).  Keys under a transport's prefix ("rdma.") are not in the
- * schema: they are kept as they are and checked by that transport when it
- * loads (it must look up every one of them; see unknown_keys_under()).
+ * calls (set()).  Keys "NAME.key" whose NAME is not the prefix of an
+ * application key ("kvd.") are a transport's keys: they are kept as they
+ * are and checked by that transport's check_config and init when the
+ * transports are selected (see transport_key_names(), unknown_keys_under()).
  */
 class TW_API Config {
 public:
@@ -84,8 +91,9 @@ public:
     bool get_bool(const std::string &key) const;
 
     // The framework's own settings, typed.
-    TransportMode transport() const;       ///< transport = auto | tcp | rdma
-    std::string plugin_path() const;       ///< plugin_path = /abs/file.so or /abs/dir ("" = search)
+    std::string transport() const;         ///< transport = auto | tcp | NAME | NAME,NAME,...
+    std::vector<std::string> transport_list() const; ///< the names of `transport`, in order
+    std::string plugin_path() const;       ///< plugin_path = /abs/dir[:/abs/dir...] or /abs/file.so ("" = installed directory)
     std::string listen_address() const;   ///< listen_address = 127.0.0.1
     uint16_t listen_port() const;          ///< listen_port = 7379
     unsigned threads() const;              ///< threads = 1
@@ -104,15 +112,15 @@ public:
     std::vector<std::pair<std::string, ConfigValue>> entries() const;
     /// The schema, sorted by name.
     std::vector<ConfigKey> schema() const;
-    /// Transport prefixes whose keys are accepted unchecked ("rdma.").
-    void allow_prefix(const std::string &prefix);
+    /// The transports that have keys set ("rdma" for rdma.ring_size), sorted.
+    std::vector<std::string> transport_key_names() const;
 
 private:
     void assign(const std::string &key, const std::string &value, const std::string &origin);
     std::string key_for_environment(const std::string &suffix) const;
+    bool is_transport_key(const std::string &key) const;
     std::map<std::string, ConfigKey> schema_;
     std::map<std::string, ConfigValue> values_;
-    std::vector<std::string> prefixes_;
 };
 
 } // namespace twinwire

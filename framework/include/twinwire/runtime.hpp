@@ -34,15 +34,15 @@ struct TW_API ListenOptions {
     int backlog = -1;      ///< -1 = config listen_backlog
 };
 
-/// A listening endpoint: one TCP listener and, when RDMA is in use, one RDMA
-/// listener on the same address and port.
+/// A listening endpoint: one listener per transport in use (auto: TCP and,
+/// when RDMA is in use, RDMA), all on the same address and port.
 class TW_API Listener {
 public:
     ~Listener();
     /// The port (the one the kernel chose when asked for port 0).
     uint16_t port() const;
     const std::string &address() const;
-    /// "tcp", "rdma": what this endpoint accepts.
+    /// "rdma", "tcp", "foo": what this endpoint accepts, in order of preference.
     std::vector<std::string> transports() const;
     /// Stop accepting (connections already accepted stay).  Idempotent.
     /// Destroying the Listener closes it too.
@@ -66,7 +66,10 @@ struct TW_API ConnectOptions {
     std::string source_address;     ///< bind the local end (RDMA: choose the device)
     uint32_t timeout_ms = 0;        ///< 0 = config connect_timeout_ms
     int loop = -1;                  ///< which loop owns it; -1 = round robin
-    std::optional<TransportMode> transport; ///< default: the runtime's mode
+    /// A loaded transport by name ("tcp", "rdma", "foo"): that one, no
+    /// fallback.  Default: the transports in use, in order, a failed connect
+    /// retried over the next one (auto: RDMA, then TCP).
+    std::optional<std::string> transport;
 };
 
 /// The outcome of connect(): a connection, or nullptr and the error text.
@@ -86,29 +89,33 @@ public:
     Runtime(const Runtime &) = delete;
     Runtime &operator=(const Runtime &) = delete;
 
-    /// Apply logging settings, select transports (throws StartupError in
-    /// rdma mode when RDMA is not usable), create the loops and threads.
+    /// Apply logging settings, select transports (throws StartupError when
+    /// a transport named alone, or every one of a list, is not usable;
+    /// ConfigError for configuration mistakes), create the loops and threads.
     void start();
 
     const Config &config() const { return config_; }
-    /// "tcp" or "rdma", and why (one line).
+    /// The first transport in use ("rdma", "tcp", "foo"), and why (one line).
     const std::string &transport_name() const;
     const std::string &transport_reason() const;
     const TransportSelection &selection() const { return selection_; }
-    /// The transport by name, or nullptr.
+    /// A loaded transport by name (tcp always), or nullptr.
     Transport *transport(const std::string &name) const;
 
     size_t loop_count() const { return loops_.size(); }
     Loop &loop(size_t index) { return *loops_.at(index); }
 
-    /// Listen (TCP, plus RDMA when in use).  Called on the main thread, it
-    /// binds before returning and throws StartupError on failure.
+    /// Listen over every transport in use, on one address and port.  Called
+    /// on the main thread, it binds before returning and throws StartupError
+    /// on failure (with several transports in use, one other than the last
+    /// that cannot listen here is skipped with a warning).
     std::shared_ptr<Listener> listen(const ListenOptions &options, AcceptHandler on_accept);
 
-    /// Connect.  In auto mode with RDMA in use, an RDMA connect that is
-    /// refused, unreachable, times out or meets a peer that does not speak
-    /// RDMA is retried over TCP, and ConnectionPtr::fallback_reason() says
-    /// why.  Any thread.
+    /// Connect.  With several transports in use (auto with RDMA, or a
+    /// list), a connect that fails for any reason (refused, unreachable,
+    /// timed out, a peer that does not speak it) is retried over the next
+    /// transport in use, and ConnectionPtr::fallback_reason() says why.
+    /// Any thread.
     void connect(const ConnectOptions &options, ConnectHandler on_done);
 
     /// Run loop 0 on this thread until stop() (or a stop signal) completes.

@@ -36,15 +36,18 @@ struct TW_API PluginLoadReport {
 /// initialised.  Owns the dlopen handle.
 class TW_API PluginLibrary {
 public:
-    /// Search for "twinwire-<name>-abi<N>.so" and open it.  Search order:
-    /// the configured plugin_path (file or directory); TWINWIRE_PLUGIN_PATH
-    /// (ignored in setuid/setgid processes); the build tree's plugin
-    /// directory (only for binaries that run from the build tree); the
-    /// installed plugin directory.  Never the working directory; only
-    /// absolute paths.  Returns nullptr with report->reason on failure.
+    /// Search for "twinwire-<name>-abi<N>.so" and open it.  Where: the
+    /// directories (or the one file) of plugin_path, whose environment form
+    /// is TWINWIRE_PLUGIN_PATH (never in setuid/setgid programs); when it
+    /// is unset, the installed plugin directory.  Never the working
+    /// directory; only absolute paths.  The first file that exists decides,
+    /// and it must declare the transport `name`.  Returns nullptr with
+    /// report->reason on failure.
     static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config, PluginLoadReport *report);
-    /// Open exactly this file (absolute path).
-    static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report);
+    /// Open exactly this file (absolute path); when `expected_name` is not
+    /// empty the plugin must declare that transport name.
+    static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report,
+                                                    const std::string &expected_name = {});
     ~PluginLibrary();
 
     const tw_plugin_info &info() const { return *info_; }
@@ -115,17 +118,67 @@ private:
 
 /// The transports a process uses, decided from the config.
 struct TW_API TransportSelection {
-    std::unique_ptr<Transport> tcp;  ///< always present
-    std::unique_ptr<Transport> rdma; ///< present when RDMA is in use
-    std::string chosen;              ///< "tcp" or "rdma"
-    std::string reason;              ///< one line: why this transport
-    PluginLoadReport report;         ///< what the loader did (empty for tcp)
+    std::unique_ptr<Transport> tcp;                  ///< the built-in backend, always initialised
+    std::vector<std::unique_ptr<Transport>> plugins; ///< plugins that loaded and initialised, in list order
+    /// Listened on and connected with, in order of preference: auto gives
+    /// rdma (when usable) then tcp; a list gives the listed transports
+    /// that loaded; a single name gives that transport alone.
+    std::vector<Transport *> in_use;
+    /// auto or a list: a transport that cannot listen on an address is
+    /// skipped (the last one must listen), and a failed connect is retried
+    /// over the next transport in use.
+    bool fallback = false;
+    std::string chosen;                   ///< the first in use: "rdma", "tcp", "foo"
+    std::string reason;                   ///< one line: why these transports
+    std::vector<PluginLoadReport> reports; ///< what the loader did, per plugin tried
+
+    /// A loaded transport by name (tcp always), or nullptr.
+    Transport *find(const std::string &name) const;
+    /// "rdma+tcp": the transports in use, in order.
+    std::string in_use_names() const;
 };
 
+/// One plugin file found on the search path, opened but never initialised.
+struct TW_API PluginFileReport {
+    std::string path;
+    std::string name;           ///< as declared when it loads, else from the file name
+    bool loaded = false;        ///< passed every check of the loader (no init)
+    std::string why_not;        ///< when it did not
+    uint32_t abi_major = 0;
+    uint32_t abi_minor = 0;
+    std::string plugin_version;
+    uint64_t caps = 0;          ///< TW_CAP_*
+    std::string description;
+};
+
+/// Every twinwire-*-abi*.so in the search path's directories (and its file
+/// entries), in search order, each opened as the loader would (a file that
+/// another ABI major built is listed with that reason).  `places` gets the
+/// places looked at.
+TW_API std::vector<PluginFileReport> list_plugin_files(const Config &config, std::vector<std::string> *places);
+
 /**
- * Decide: transport = tcp never touches the plugin; rdma loads and inits it
- * or throws std::runtime_error with the reason; auto loads and inits it or
- * falls back to TCP, logging ONE line with the reason.
+ * Check the keys of every transport that has keys set ("rdma.*", "tcp.*",
+ * "NAME.*") with that transport's check_config, without init, whatever
+ * `transport` says: the built-in TCP backend directly, a plugin after
+ * loading it from the search path.  Throws ConfigError for a bad value, an
+ * unknown key, or keys of a transport whose plugin cannot be loaded (not
+ * installed: remove the keys or install it).  A plugin without
+ * check_config is logged as not checked.  select_transports() calls it.
+ */
+TW_API void check_transport_keys(const Config &config);
+
+/// The keys transport `name` knows (its check_config looks them up with
+/// nothing set; the built-in TCP backend's init if it has none), for --help.
+/// Empty when the plugin is not found or cannot say.
+TW_API std::vector<std::string> transport_keys(const std::string &name, const Config &config);
+
+/**
+ * Decide from `transport`: tcp never touches a plugin; a single NAME loads
+ * and inits that plugin or throws std::runtime_error with the reason; a
+ * list tries each in order, logging each one skipped (throws when none is
+ * usable); auto is rdma if usable, else tcp, logging ONE line with the
+ * reason.  Configuration mistakes throw ConfigError in every mode.
  */
 TW_API TransportSelection select_transports(const Config &config);
 

@@ -151,9 +151,10 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->tx_size = shape.tx_size;
     c->recv_bufs = s.recv_bufs.get();
     c->ctrl_bufs = s.ctrl_bufs.get();
-    // The ring's window is bound (ring_grant.cpp); its rkey stands for it.
+    // The ring's window is bound (no real MW here): RING names it next.
     c->grant.rkey = key + 1;
     c->grant.bound = true;
+    c->want_ring = true;
 }
 
 } // namespace
@@ -167,11 +168,8 @@ void pair_init(Pair &p, const Shape &shape)
     init_side(p.b, "b", shape, 0x200);
     for (Side *s : {&p.a, &p.b}) {
         Side &o = peer_of(p, *s);
-        // What the peer's hello and RING said (conn_setup.cpp: apply_peer,
-        // datapath.cpp: on_ctrl).
-        s->c->peer.ring_addr = reinterpret_cast<uint64_t>(o.rx.get());
-        s->c->peer.rkey = o.c->grant.rkey;
-        s->c->peer_ring_known = true;
+        // What the peer's hello said (conn_setup.cpp: apply_peer); where
+        // its ring is comes in its RING message.
         s->c->peer.ring_size = shape.ring_size;
         s->c->peer.recv_depth = static_cast<uint16_t>(shape.recv_depth);
         s->c->peer.credit_reserve = static_cast<uint16_t>(shape.control_credits);
@@ -179,6 +177,7 @@ void pair_init(Pair &p, const Shape &shape)
         s->c->last_rx_ns = p.clock_ns;
         expect(post_recvs(s->c, 0, shape.recv_depth) == 0, "initial receives");
     }
+    for (Side *s : {&p.a, &p.b}) conn_pump(s->c); // each posts its RING
 }
 
 Side &peer_of(Pair &p, Side &s) { return &s == &p.a ? p.b : p.a; }
@@ -239,7 +238,14 @@ bool deliver_one(Pair &p, Side &from)
         uint64_t addr = w.remote_addr;
         uint64_t base = reinterpret_cast<uint64_t>(ring);
         bool inside = w.rkey == to.c->grant.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
-        expect(inside, from.name, "RDMA WRITE outside the peer's receive ring");
+        if (!inside) {
+            // Honest ends never do this; after a hostile RING the peer's
+            // device refuses it, as real hardware does.
+            expect(!honest, from.name, "RDMA WRITE outside the peer's receive ring");
+            complete(from, w, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE);
+            flush_sq(from);
+            return true;
+        }
         if (!data.empty()) {
             if (honest) {
                 expect(addr - base == to.landed % to.c->rx_size, from.name, "WRITE lands at the wrong ring offset");

@@ -51,8 +51,6 @@ void fuzz_hello(const uint8_t *data, size_t len)
     expect(out.ring_size >= 4096 && is_pow2(out.ring_size), "accepted ring size is a power of two >= 4096");
     expect(out.recv_depth >= 4 && out.credit_reserve >= 1 && out.credit_reserve * 2u <= out.recv_depth,
            "accepted credits are consistent");
-    // (Since protocol version 2 the ring's address and rkey travel in RING,
-    // not in the hello: those fields are ignored.)
     // What we would send back decodes to the same hello.
     WireHello again{};
     WireHello wire = hello_to_wire(out);
@@ -90,8 +88,8 @@ void fuzz_ctrl(const uint8_t *data, size_t len)
     }
     expect(len == sizeof(WireCtrl), "a control message of the wrong size was accepted");
     expect(out.version == version, "accepted control message has the connection's version");
-    expect(out.type >= 1 && out.type <= 5, "accepted control type is known");
-    expect(out.rkey == 0 || out.type == static_cast<uint8_t>(Ctrl::Ring), "only RING carries an rkey");
+    expect(out.type >= 1 && out.type <= static_cast<uint8_t>(Ctrl::Ring), "accepted control type is known");
+    expect(out.type == static_cast<uint8_t>(Ctrl::Ring) || out.rkey == 0, "only RING carries an rkey");
     expect(std::strcmp(ctrl_name(out.type), "UNKNOWN") != 0, "accepted control type has a name");
     // Validated strictly: re-encoding gives back the very bytes received.
     WireCtrl wire = ctrl_to_wire(out);

@@ -8,16 +8,25 @@
  *   VARIANT_INIT_REFUSES   init refuses with -TW_ENODEVICE and a reason
  *   VARIANT_NEEDS_GONE     links a library that is not there at run time
  *   VARIANT_NO_ENTRY       exports nothing at all
+ *   VARIANT_REASON_NO_NUL  init refuses, filling the whole reason buffer without a NUL
+ *   VARIANT_INIT_NO_HANDLE init returns 0 and no transport
+ *   VARIANT_CRASH_IN_ENTRY its entry point dies (SIGSEGV)
+ *   VARIANT_CRASH_IN_INIT  its init dies (SIGSEGV)
+ *   VARIANT_CHECKS_CONFIG  check_config validates rdma.window (1..64); init
+ *                          refuses (no device), as on a host without RDMA
  *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
  *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
  *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
  * None of them moves data: the loader never gets that far with them, except
- * VARIANT_INIT_REFUSES, whose init is the point.
+ * the init variants, whose init is the point.
  */
 #include <twinwire/plugin.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifdef VARIANT_NEEDS_GONE
 int tw_test_gone_function(void);
@@ -30,9 +39,35 @@ static int t_init(const struct tw_host *host, tw_transport **out, char *why, siz
 #ifdef VARIANT_NEEDS_GONE
     tw_test_gone_function();
 #endif
+#if defined(VARIANT_REASON_NO_NUL)
+    memset(why, 'x', why_len);
+    return -TW_ENODEVICE;
+#elif defined(VARIANT_INIT_NO_HANDLE)
+    return 0;
+#elif defined(VARIANT_CRASH_IN_INIT)
+    raise(SIGSEGV);
+    return -TW_ENODEVICE;
+#else
     snprintf(why, why_len, "test plugin: no device here");
     return -TW_ENODEVICE;
+#endif
 }
+
+#ifdef VARIANT_CHECKS_CONFIG
+static int t_check_config(const struct tw_host *host, char *why, size_t why_len)
+{
+    const char *origin = NULL;
+    const char *v = host->config_get(host, "rdma.window", &origin);
+    if (!v) return 0;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end != '\0' || n < 1 || n > 64) {
+        snprintf(why, why_len, "rdma.window: bad value '%s' (%s): expected 1..64", v, origin ? origin : "?");
+        return -TW_ECONFIG;
+    }
+    return 0;
+}
+#endif
 
 static void t_fini(tw_transport *t) { (void)t; }
 static int t_loop_attach(tw_transport *t, tw_loop *l, tw_transport_loop **o) { (void)t; (void)l; (void)o; return -ENOTSUP; }
@@ -84,6 +119,9 @@ static const struct tw_transport_ops t_ops = {
     .close = t_close,
     .get_error = t_get_error,
     .last_error = t_last_error,
+#ifdef VARIANT_CHECKS_CONFIG
+    .check_config = t_check_config,
+#endif
 };
 
 static const struct tw_plugin_info t_info = {
@@ -117,6 +155,9 @@ TW_EXPORT const struct tw_plugin_info *TW_PLUGIN_ENTRY(uint32_t major, uint32_t 
 {
     (void)major;
     (void)minor;
+#ifdef VARIANT_CRASH_IN_ENTRY
+    raise(SIGSEGV);
+#endif
     return &t_info;
 }
 #else

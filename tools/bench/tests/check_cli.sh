@@ -19,7 +19,8 @@ expect 2 "no mode given"
 expect 2 "unknown mode 'fly'" fly
 expect 2 "client: --host is required" client --port 1
 expect 2 "--sizes: '3q' has an unknown unit" client --host h --port 1 --sizes 3q
-expect 2 "--transport: 'ib' is not a transport" local --transport ib
+expect 2 "--transport: 'i/b': expected auto, tcp, a transport name" local --transport i/b
+expect 1 "transport = ib (--transport) but plugin 'ib' not loaded" local --transport ib
 expect 2 "give --duration or --iterations, not both" local --duration 1 --iterations 3
 expect 2 "resp: unknown option --nope" resp --nope
 expect 2 "cannot open configuration file" local --config /nonexistent/twinwire.conf

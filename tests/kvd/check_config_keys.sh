@@ -1,0 +1,34 @@
+#!/bin/sh
+# twinwire-kvd --check-config validates every transport's keys whatever the
+# transport (issue 11 item 7), refuses a directory as --config, and --help
+# lists the TCP keys.  PLUGIN is a test plugin named rdma whose check_config
+# accepts rdma.window = 1..64 and whose init finds no device.
+# usage: check_config_keys.sh KVD PLUGIN
+set -u
+kvd=$1 plugin=$2
+status=0
+n=0
+expect() { # expect STATUS TEXT ARGS...
+    want=$1 text=$2; shift 2
+    n=$((n + 1))
+    out=$("$kvd" "$@" 2>&1); got=$?
+    if [ "$got" -ne "$want" ] || ! printf '%s' "$out" | grep -qF -- "$text"; then
+        echo "not ok $n - twinwire-kvd $*: status $got (expected $want, with '$text')"
+        printf '%s\n' "$out" | sed 's/^/#   /'
+        status=1
+    else
+        echo "ok $n - twinwire-kvd $* -> $got, '$text'"
+    fi
+}
+echo "1..7"
+expect 1 "rdma.window: bad value '0' (command line --set): expected 1..64 (rdma transport)" \
+    --check-config --transport tcp --set "plugin_path=$plugin" --set rdma.window=0
+expect 1 "rdma.window: bad value 'x'" --check-config --transport auto --set "plugin_path=$plugin" --set rdma.window=x
+expect 1 "unknown key(s) for the rdma transport: rdma.windw (command line --set)" \
+    --check-config --transport tcp --set "plugin_path=$plugin" --set rdma.windw=8
+expect 0 "rdma.window = 8" --check-config --transport tcp --set "plugin_path=$plugin" --set rdma.window=8
+expect 1 "keys of transport 'foo', whose plugin cannot be loaded to check them" \
+    --check-config --transport tcp --set plugin_path=/nonexistent --set foo.window=1
+expect 1 "is a directory, not a configuration file" --check-config --config /tmp
+expect 0 "tcp.*: tcp.nodelay, tcp.linger_ms" --help
+exit $status
