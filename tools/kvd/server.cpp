@@ -21,6 +21,31 @@ constexpr size_t kSweepBudget = 20000;
 // zero-delay timer fires after them), like Redis' write-before-sleep: the
 // client then finds many replies at once instead of being woken per reply.
 constexpr auto kFlushNow = std::chrono::nanoseconds(0);
+// How long a refused client may take to end its side after our error reply.
+constexpr auto kRefusalLinger = std::chrono::milliseconds(2000);
+
+// Refuse a client politely: closing with its first request still unread is an
+// abortive close (TCP: a reset; RDMA: a disconnect without SHUTDOWN) that can
+// overtake the error reply, and over RDMA the reply cannot leave before the
+// client named its ring.  So: the error, then our end-of-stream; what the
+// client sends is discarded; close at its end-of-stream, or after a bound.
+void refuse(const twinwire::ConnectionPtr &conn, std::string_view reply)
+{
+    conn->write(reply);
+    conn->on_data([](twinwire::Connection &, twinwire::Buffer &input) { input.clear(); });
+    conn->on_eof([](twinwire::Connection &c) { c.close(); });
+    conn->shutdown_write();
+    std::weak_ptr<twinwire::Connection> weak = conn;
+    auto timer = std::make_shared<twinwire::Timer>(conn->loop(), [weak] {
+        if (auto c = weak.lock()) c->close();
+    });
+    timer->start(kRefusalLinger);
+    // The timer may be what closes the connection: free it from the loop,
+    // never from inside its own callback.
+    conn->on_close([timer](twinwire::Connection &c, const twinwire::CloseInfo &) {
+        c.loop().post([timer] { timer->stop(); });
+    });
+}
 
 } // namespace
 
@@ -90,8 +115,7 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
         rejected_.fetch_add(1, std::memory_order_relaxed);
         TW_WARN("kvd", "refusing client %s: kvd.maxclients (%zu) reached", conn->peer_address().c_str(),
                 settings_.maxclients);
-        conn->write("-ERR max number of clients reached\r\n");
-        conn->close();
+        refuse(conn, "-ERR max number of clients reached\r\n");
         return;
     }
     std::atomic<size_t> *count = nullptr;
