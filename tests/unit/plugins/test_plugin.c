@@ -2,8 +2,8 @@
 /*
  * Plugins for the loader tests, one file built several ways.  Each variant
  * breaks exactly one rule of the ABI so its rejection reason can be checked:
- *   VARIANT_V2_SYMBOL      exports twinwire_plugin_entry_v2 only (built for ABI 2)
- *   VARIANT_INFO_ABI2      exports the v1 symbol but says abi_major 2
+ *   VARIANT_V2_SYMBOL      exports only the entry of the next major (TW_TEST_OTHER_MAJOR)
+ *   VARIANT_INFO_ABI2      exports this major's symbol but says abi_major TW_TEST_OTHER_MAJOR
  *   VARIANT_NO_ACCEPT      leaves the required 'accept' operation NULL
  *   VARIANT_INIT_REFUSES   init refuses with -TW_ENODEVICE and a reason
  *   VARIANT_NEEDS_GONE     links a library that is not there at run time
@@ -132,7 +132,7 @@ static const struct tw_plugin_info t_info = {
 #endif
     .version = TW_PLUGIN_INFO_VERSION,
 #ifdef VARIANT_INFO_ABI2
-    .abi_major = 2,
+    .abi_major = TW_TEST_OTHER_MAJOR,
 #else
     .abi_major = TW_ABI_MAJOR,
 #endif
@@ -143,8 +143,9 @@ static const struct tw_plugin_info t_info = {
 };
 
 #if defined(VARIANT_V2_SYMBOL)
-TW_EXPORT const struct tw_plugin_info *twinwire_plugin_entry_v2(uint32_t major, uint32_t minor);
-TW_EXPORT const struct tw_plugin_info *twinwire_plugin_entry_v2(uint32_t major, uint32_t minor)
+#define OTHER_ENTRY TW_PASTE(twinwire_plugin_entry_v, TW_TEST_OTHER_MAJOR)
+TW_EXPORT const struct tw_plugin_info *OTHER_ENTRY(uint32_t major, uint32_t minor);
+TW_EXPORT const struct tw_plugin_info *OTHER_ENTRY(uint32_t major, uint32_t minor)
 {
     (void)major;
     (void)minor;
