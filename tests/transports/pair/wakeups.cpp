@@ -47,6 +47,10 @@ bool deliver(tw_transport_loop *tl, Waitable *w)
         return true;
     }
     auto *c = static_cast<tw_conn *>(w);
+    if (c->up) { // a reset by the other end becomes TW_EV_ERROR in this same turn
+        std::lock_guard<std::mutex> lock(c->link->mutex);
+        conn_sync(c);
+    }
     uint32_t events = c->pending;
     c->pending = 0;
     if (events & TW_EV_CONNECTED) c->up = true;
