@@ -30,11 +30,8 @@ size_t buffer_size(Env &env)
 
 std::unique_ptr<Transport> second_transport(const Config &config)
 {
-    PluginLoadReport report;
-    auto library = PluginLibrary::open("pair", config, &report);
-    REQUIRE(library);
     std::string why;
-    auto t = Transport::from_plugin(std::move(library), config, &why);
+    auto t = load_plugin("pair", config, &why);
     INFO(why);
     REQUIRE(t);
     return t;
@@ -97,13 +94,7 @@ TEST_CASE("pair: a zero-copy send is written in the peer's memory, and recv_buf_
         REQUIRE(ops.send_buf_submit(client.conn(), &out) == 0);
     }
     tw_buf in = TW_BUF_INIT;
-    int rc = -EAGAIN;
-    REQUIRE(env.run_until([&] {
-        OpGuard guard;
-        rc = ops.recv_buf_borrow(peer.conn(), &in);
-        return rc != -EAGAIN;
-    }));
-    REQUIRE(rc == 0);
+    REQUIRE(borrow(env, peer, &in) == 0);
     CHECK(in.data == out.data); // the same memory: no second copy
     REQUIRE(in.len == message.size());
     CHECK(std::string(static_cast<char *>(in.data), in.len) == message);

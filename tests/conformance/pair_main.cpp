@@ -20,17 +20,7 @@ public:
         *why = "pair decides every connect at once, accepted or refused: no address leaves one unanswered";
         return std::nullopt;
     }
-    std::unique_ptr<Transport> create_transport(std::string *why) override
-    {
-        Config config;
-        PluginLoadReport report;
-        auto library = PluginLibrary::open("pair", config, &report);
-        if (!library) {
-            *why = "loading the plugin: " + report.reason;
-            return nullptr;
-        }
-        return Transport::from_plugin(std::move(library), config, why);
-    }
+    std::unique_ptr<Transport> create_transport(std::string *why) override { return load_plugin("pair", Config(), why); }
 };
 
 } // namespace

@@ -3,6 +3,8 @@
 // process over `transport = pair`, through the public C++ API, several
 // loops, checksummed echo, and proof that pair (not a TCP fallback) ran.
 #define CATCH_CONFIG_MAIN
+#include "payload.hpp" // tests/conformance: payloads and their checksum
+
 #include <twinwire/runtime.hpp>
 
 #include <catch2/catch.hpp>
@@ -28,26 +30,6 @@ Config pair_config(unsigned threads)
     c.set("log_level", "warn");
     c.load_environment(); // TWINWIRE_PLUGIN_PATH: the build tree's plugin directories
     return c;
-}
-
-std::string pattern(size_t n, unsigned seed)
-{
-    std::string s(n, '\0');
-    uint32_t x = seed * 2654435761u + 1;
-    for (size_t i = 0; i < n; ++i) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        s[i] = static_cast<char>(x);
-    }
-    return s;
-}
-
-uint64_t fnv1a(const std::string &s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
-    return h;
 }
 
 /// What the loops saw, gathered under one mutex (callbacks run on three threads).
@@ -83,7 +65,7 @@ TEST_CASE("a server and 12 clients in one process over transport = pair echo che
     CHECK(listener->transports() == std::vector<std::string>{"pair"});
 
     for (unsigned i = 0; i < kClients; i++) {
-        auto payload = std::make_shared<std::string>(pattern(200000 + 7919 * i, i + 1));
+        auto payload = std::make_shared<std::string>(conformance::make_payload(200000 + 7919 * size_t(i), i + 1));
         ConnectOptions options("127.0.0.1", listener->port());
         options.loop = static_cast<int>(i % kLoops);
         rt.connect(options, [&, payload](const ConnectionPtr &c, const std::string &error) {
@@ -100,8 +82,8 @@ TEST_CASE("a server and 12 clients in one process over transport = pair echo che
                 *received += in.take(in.size());
                 if (received->size() < payload->size()) return;
                 std::lock_guard<std::mutex> lock(r.mutex);
-                r.sent_sums.push_back(fnv1a(*payload));
-                r.received_sums.push_back(fnv1a(*received));
+                r.sent_sums.push_back(conformance::checksum(*payload));
+                r.received_sums.push_back(conformance::checksum(*received));
                 conn.close();
                 if (++r.done == kClients) rt.stop(true);
             });
