@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Sourced by the tests that use twinwire as a stranger does, from an
 # installed tree: install_tree installs the build into $work/root with
-# `meson install --destdir` and sets dest, lib, bin and share to its
+# `meson install --destdir` and sets dest, lib and bin to its
 # directories; use_installed_pkgconfig makes pkg-config find that tree's
 # twinwire.pc (a copy whose prefix is where the tree lies). Needs $work and
 # fail().
@@ -11,7 +11,6 @@ install_tree() { # build prefix libdir bindir
         { cat "$work/install.log"; fail "meson install --destdir"; }
     case $3 in /*) lib=$dest$3 ;; *) lib=$dest$2/$3 ;; esac
     case $4 in /*) bin=$dest$4 ;; *) bin=$dest$2/$4 ;; esac
-    share=$dest$2/share
 }
 
 use_installed_pkgconfig() { # prefix

@@ -33,7 +33,7 @@ sections_present() {
 }
 check "--help has NAME, SYNOPSIS, DESCRIPTION, OPTIONS, ENVIRONMENT, EXIT STATUS, FILES, EXAMPLES" sections_present
 check "--help names the installed command and the installed files" \
-    eval 'grep -q "twinwire-softroce-run - run a command" "$work/out" && grep -q "$share/twinwire/softroce" "$work/out"'
+    eval 'grep -q "twinwire-softroce-run - run a command" "$work/out" && grep -q "$(dirname "$(readlink -f "$runner")"): this command" "$work/out"'
 
 # Stand-ins: every package looks missing; apt-get only leaves a trace.
 mkdir "$work/fake" "$work/outside"
