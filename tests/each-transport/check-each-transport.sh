@@ -37,7 +37,7 @@ row() { grep -E "^$1 +$2 " "$tmp/out" >/dev/null; }
 run() { "$helper" --logs "$tmp/logs" "$@" >"$tmp/out" 2>&1; echo $? >"$tmp/rc"; }
 rc() { [ "$(cat "$tmp/rc")" = "$1" ]; }
 
-echo "1..12"
+echo "1..13"
 run -t tcp -- "$tmp/fake-test" tcp 0
 check "a run that exits 0 and used the transport asked for passes (exit 0)" eval 'row tcp PASS && rc 0'
 check "its log is kept and holds the command's output and the twinwire log" \
@@ -64,6 +64,10 @@ check "a fault run gets the profile's keys and the seed in the environment" \
   eval 'grep -qx TWINWIRE_FAULT_INNER=tcp "$tmp/env" && grep -qx TWINWIRE_FAULT_SEED=4242 "$tmp/env" && grep -qx TWINWIRE_TRANSPORT=fault "$tmp/env"'
 check "a failed fault run prints the command that reproduces it with its seed" \
   eval 'grep -q "reproduce with: .*--transports fault --fault-profile .*passthrough.conf --seed 4242 -- sh" "$tmp/out"'
+printf 'inner = rdma\n' >"$tmp/over-rdma.conf"
+run -t fault --fault-profile "$tmp/over-rdma.conf" -- "$tmp/fake-test" fault 0
+check "a fault profile around rdma needs the rdma plugin too (it runs in the guest)" \
+  eval 'row "fault\(over-rdma, seed [0-9]+\)" SKIP && grep -q "not installed: no twinwire-rdma-abi1.so" "$tmp/out"'
 run -t tcp,pair -- "$tmp/fake-test" pair 0
 check "every transport gets its own run and row, in order (tcp fails, pair passes)" \
   eval 'row tcp FAIL && row pair PASS && [ "$(grep -cE "^(tcp|pair) " "$tmp/out")" = 2 ] && rc 1'
