@@ -6,10 +6,9 @@
 # which it used. Stand-in commands play the test; a fake plugin file plays an
 # installed plugin (the helper only looks for the file; the strict selection
 # in the real runtime is what refuses to fall back).
-#   check-each-transport.sh path/to/twinwire-each-transport PROFILE-DIR
+#   check-each-transport.sh path/to/twinwire-each-transport
 set -u
 helper=$1
-profile=$2/passthrough.conf
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/plugins"
@@ -37,7 +36,7 @@ row() { grep -E "^$1 +$2 " "$tmp/out" >/dev/null; }
 run() { "$helper" --logs "$tmp/logs" "$@" >"$tmp/out" 2>&1; echo $? >"$tmp/rc"; }
 rc() { [ "$(cat "$tmp/rc")" = "$1" ]; }
 
-echo "1..13"
+echo "1..14"
 run -t tcp -- "$tmp/fake-test" tcp 0
 check "a run that exits 0 and used the transport asked for passes (exit 0)" eval 'row tcp PASS && rc 0'
 check "its log is kept and holds the command's output and the twinwire log" \
@@ -53,17 +52,21 @@ check "a run whose program never said which transport it used fails" \
 run -t tcp -- "$tmp/fake-test" tcp 77
 check "a command that exits 77 is a skip with its reason (exit 0)" \
   eval 'row tcp SKIP && grep -q "the stand-in cannot run here" "$tmp/out" && rc 0'
-run -t fault --fault-profile "$profile" -- "$tmp/fake-test" fault 0
+run -t fault -- "$tmp/fake-test" fault 0
 check "a transport whose plugin is not installed is a skip naming the file (exit 0)" \
-  eval 'row "fault\(passthrough, seed [0-9]+\)" SKIP && grep -q "not installed: no twinwire-fault-abi1.so in $tmp/plugins" "$tmp/out" && rc 0'
-run -t fault --fault-profile "$profile" --require fault -- "$tmp/fake-test" fault 0
+  eval 'row "fault\(flaky, seed [0-9]+\)" SKIP && grep -q "not installed: no twinwire-fault-abi1.so in $tmp/plugins" "$tmp/out" && rc 0'
+run -t fault --require fault -- "$tmp/fake-test" fault 0
 check "the same transport, required, is a failure (exit 1)" eval 'grep -q "required, but not installed" "$tmp/out" && rc 1'
 : >"$tmp/plugins/twinwire-fault-abi1.so"
-run -t fault --fault-profile "$profile" --seed 4242 -- sh -c 'env >"$0/env"; exit 1' "$tmp"
-check "a fault run gets the profile's keys and the seed in the environment" \
-  eval 'grep -qx TWINWIRE_FAULT_INNER=tcp "$tmp/env" && grep -qx TWINWIRE_FAULT_SEED=4242 "$tmp/env" && grep -qx TWINWIRE_TRANSPORT=fault "$tmp/env"'
+run -t fault --fault-profile slow --seed 4242 -- sh -c 'env >"$0/env"; exit 1' "$tmp"
+check "a fault run gets the named profile and the seed in the environment" \
+  eval 'grep -qx TWINWIRE_FAULT_PROFILE=slow "$tmp/env" && grep -qx TWINWIRE_FAULT_SEED=4242 "$tmp/env" && grep -qx TWINWIRE_TRANSPORT=fault "$tmp/env"'
 check "a failed fault run prints the command that reproduces it with its seed" \
-  eval 'grep -q "reproduce with: .*--transports fault --fault-profile .*passthrough.conf --seed 4242 -- sh" "$tmp/out"'
+  eval 'grep -q "reproduce with: .*--transports fault --fault-profile slow --seed 4242 -- sh" "$tmp/out"'
+printf 'fault.max_write = 10  # at most 10 bytes a call\nprofile = none\n' >"$tmp/short.conf"
+run -t fault --fault-profile "$tmp/short.conf" -- sh -c 'env >"$0/env"' "$tmp"
+check "a profile file's keys arrive as TWINWIRE_FAULT_* variables" \
+  eval 'grep -qx TWINWIRE_FAULT_MAX_WRITE=10 "$tmp/env" && grep -qx TWINWIRE_FAULT_PROFILE=none "$tmp/env"'
 printf 'inner = rdma\n' >"$tmp/over-rdma.conf"
 run -t fault --fault-profile "$tmp/over-rdma.conf" -- "$tmp/fake-test" fault 0
 check "a fault profile around rdma needs the rdma plugin too (it runs in the guest)" \

@@ -34,7 +34,7 @@ set -- "$bin/twinwire-each-transport" --logs "$work/logs" --require "$required"
 rc=$?
 cat "$work/table"
 [ $rc = 0 ] || fail "twinwire-each-transport exited $rc"
-for t in tcp pair 'fault\(passthrough, seed [0-9]+\)' rdma; do
+for t in tcp pair 'fault\(flaky, seed [0-9]+\)' rdma; do
     grep -Eq "^$t +(PASS|SKIP) " "$work/table" || fail "no PASS or SKIP row for $t"
 done
 grep -Eq "^tcp +PASS " "$work/table" || fail "tcp did not pass"
