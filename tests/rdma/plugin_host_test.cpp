@@ -7,13 +7,13 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "../child_output.hpp"
 #include "../plugin_host_fake.hpp"
 
 #include <dlfcn.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -72,35 +72,17 @@ bool kernel_has_uverbs() { return access("/sys/class/infiniband_verbs", F_OK) ==
 // `limit` bytes; what it returns ("" = good) comes back through a pipe.
 std::string in_child_with_memlock(rlim_t limit, const std::function<std::string()> &body)
 {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
+    return twtest::output_of_child([&]() -> std::string {
         __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
         __user_cap_data_struct caps[2]{};
-        std::string out;
         if (syscall(SYS_capget, &hdr, caps) == 0) {
             caps[0].effective &= ~(1u << CAP_IPC_LOCK);
-            if (syscall(SYS_capset, &hdr, caps) != 0) out = "capset failed";
+            if (syscall(SYS_capset, &hdr, caps) != 0) return "capset failed";
         }
         rlimit rl{limit, limit};
-        if (out.empty() && setrlimit(RLIMIT_MEMLOCK, &rl) != 0) out = "setrlimit failed";
-        if (out.empty()) out = body();
-        ssize_t n = write(fds[1], out.data(), out.size());
-        _exit(n == ssize_t(out.size()) ? 0 : 1);
-    }
-    close(fds[1]);
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    return out;
+        if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) return "setrlimit failed";
+        return body();
+    });
 }
 
 } // namespace
