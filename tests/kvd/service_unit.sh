@@ -15,31 +15,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/kvd-service.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-# The manager: bind the socket, start the daemon with NOTIFY_SOCKET, print
-# each datagram on a line of its own (newlines as '|'), SIGTERM after READY.
-out=$(python3 - "$KVD" "$WORK" <<'PY'
-import os, signal, socket, subprocess, sys
-kvd, work = sys.argv[1], sys.argv[2]
-path = os.path.join(work, "notify")
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(path)
-s.settimeout(30)
-env = dict(os.environ, NOTIFY_SOCKET=path)
-p = subprocess.Popen([kvd, "--port", "0", "--transport", "tcp", "--log-file", os.path.join(work, "kvd.log")],
-                     env=env, stderr=subprocess.DEVNULL)
-print("pid=%d" % p.pid)
-try:
-    for _ in range(2):
-        msg = s.recv(4096).decode()
-        print("datagram=" + msg.replace("\n", "|"))
-        if msg.startswith("READY=1"):
-            p.send_signal(signal.SIGTERM)
-except socket.timeout:
-    print("timeout: no datagram within 30 s")
-    p.kill()
-print("exit=%d" % p.wait(timeout=30))
-PY
-)
+out=$("$(dirname "$0")/notify_manager.py" "$WORK" "$KVD" --port 0 --transport tcp --log-file "$WORK/kvd.log")
 pid=$(sed -n 's/^pid=//p' <<<"$out")
 ready=$(sed -n 's/^datagram=//p' <<<"$out" | head -1)
 stopping=$(sed -n 's/^datagram=//p' <<<"$out" | sed -n 2p)
