@@ -93,6 +93,12 @@ int main(int argc, char **argv)
     kvd::define_keys(config);
     if (cl.help) {
         twinwire::log::set_level(twinwire::LogLevel::Error); // listing plugins' keys loads them: no log lines
+        // The plugins are found where the daemon would find them (plugin_path from the file, the environment
+        // or --set); a mistake in the configuration is --check-config's to report, not --help's.
+        try {
+            kvd::load_config(config, cl);
+        } catch (const twinwire::ConfigError &) {
+        }
         std::fputs(kvd::usage_text(config).c_str(), stdout);
         return 0;
     }
