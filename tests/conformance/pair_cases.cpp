@@ -171,6 +171,41 @@ TEST_CASE("pair: addresses are names of the process's namespace: any address lis
     CHECK(env.rule_violations() == "");
 }
 
+TEST_CASE("pair: after shutdown(SHUT_RD) reads return end-of-stream, and what the peer writes is taken and dropped",
+          "[pair][close]")
+{
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    server.configure = [](Endpoint &e) { e.pause_reading(); };
+    Endpoint &client = env.connect_both(server);
+    Endpoint &reader = *server.endpoints[0];
+    const std::string chunk = make_payload(10000, 3);
+    REQUIRE(client.write(chunk.data(), chunk.size()) == ssize_t(chunk.size()));
+    REQUIRE(reader.shutdown(SHUT_RD) == 0);
+    char byte;
+    CHECK(reader.read(&byte, 1) == 0); // what was buffered is gone too
+    size_t taken = 0;
+    for (int i = 0; i < 100; i++) { // far more than the buffer holds
+        ssize_t n = client.write(chunk.data(), chunk.size());
+        REQUIRE(n == ssize_t(chunk.size()));
+        taken += size_t(n);
+    }
+    CHECK(taken > buffer_size(env));
+    tw_buf out = TW_BUF_INIT;
+    {
+        OpGuard guard;
+        REQUIRE(env.ops().send_buf_get(client.conn(), 100, &out) == 0);
+        out.len = 100;
+        CHECK(env.ops().send_buf_submit(client.conn(), &out) == 0);
+    }
+    CHECK(reader.read(&byte, 1) == 0);
+    CHECK(client.stats().bytes_sent == chunk.size() * 101 + 100);
+    env.spin();
+    CHECK_FALSE(client.failed());
+    CHECK(env.rule_violations() == "");
+}
+
 TEST_CASE("pair: a connect where nothing listens names the address in last_error", "[pair][errors]")
 {
     Env env;
