@@ -6,17 +6,20 @@
 
 #include <twinwire/log.hpp>
 
+#include <stdexcept>
+
 namespace twinwire {
 
 void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
 {
-    if (!impl_->started) throw StartupError("Runtime::connect() before start()");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::connect() before start()");
+    if (!on_done) throw std::invalid_argument("Runtime::connect(): the handler is empty");
     Loop &loop = options.loop >= 0 ? *loops_.at(static_cast<size_t>(options.loop) % loops_.size())
                                    : impl_->next_loop(impl_->connect_round_robin);
     Impl *impl = impl_.get();
     // Always from the loop: on_done never runs inside connect().
     if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done, 0, {}); }))
-        throw StartupError("Runtime::connect(): the runtime is stopping");
+        throw StartupError(errc::runtime_stopping, "Runtime::connect(): the runtime is stopping");
 }
 
 // The transports a connect tries, in order: the one asked for, or those in use.
@@ -39,34 +42,35 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
     std::string why;
     const std::vector<Transport *> route = connect_route(rt->selection_, options, &why);
     if (route.empty()) {
-        done(nullptr, "connect to " + target + ": " + why);
+        done(nullptr, ConnectError{errc::transport_not_loaded, "connect to " + target + ": " + why});
         return;
     }
     Transport &transport = *route[step];
     const bool last = step + 1 >= route.size();
 
     // A failed attempt is retried over the next transport, once each, with the reason kept.
-    auto fail = [this, &loop, options, done, step, last, target, &transport](const std::string &why) {
+    auto fail = [this, &loop, options, done, step, last, target, &transport](std::error_code code,
+                                                                             const std::string &why) {
         if (!last) {
             std::string reason = transport.name() + " connect to " + target + " failed: " + why;
             TW_INFO("connect", "%s; trying the next transport for this connection", reason.c_str());
             start_connect(loop, options, done, step + 1, reason);
             return;
         }
-        done(nullptr, "connect to " + target + " over " + transport.name() + ": " + why);
+        done(nullptr, ConnectError{code, "connect to " + target + " over " + transport.name() + ": " + why});
     };
 
     struct sockaddr_storage peer, source;
     socklen_t peer_len = 0, source_len = 0;
     std::string err = resolve_address(options.address, options.port, false, &peer, &peer_len);
     if (!err.empty()) {
-        done(nullptr, "connect: " + err);
+        done(nullptr, ConnectError{errc::resolve_failed, "connect: " + err});
         return;
     }
     if (!options.source_address.empty()) {
         err = resolve_address(options.source_address, 0, false, &source, &source_len);
         if (!err.empty()) {
-            done(nullptr, "connect: source address: " + err);
+            done(nullptr, ConnectError{errc::resolve_failed, "connect: source address: " + err});
             return;
         }
     }
@@ -82,7 +86,7 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
     tw_conn *conn = nullptr;
     int rc = transport.ops().connect(transport.tloop(loop), &p, &conn);
     if (rc < 0) {
-        fail("connect: " + transport.error_text(rc));
+        fail(code_from_transport(rc), "connect: " + transport.error_text(rc));
         return;
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
@@ -90,14 +94,14 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
                                       [fail, done, fallback_reason](const ConnectionPtr &c, int err,
                                                                     const std::string &why) {
                                           if (err) {
-                                              fail(why);
+                                              fail(code_from_transport(err), why);
                                               return;
                                           }
                                           ConnectionAccess::set_fallback_reason(*c, fallback_reason);
-                                          done(c, {});
+                                          done(c, ConnectError{});
                                       });
     if (!c) {
-        fail("set_callback failed");
+        fail(make_error_code(errc::transport_error), "set_callback failed");
         return;
     }
     track(loop, c);

@@ -8,6 +8,8 @@
 
 #include <netinet/in.h>
 
+#include <stdexcept>
+
 namespace twinwire {
 namespace {
 
@@ -54,6 +56,8 @@ void ListenerImpl::close_now()
     if (closed) return;
     closed = true;
     for (auto &ep : endpoints) ep->transport->ops().listener_close(ep->listener);
+    // The log said "listening": it says when that ends (a dropped Listener too).
+    if (!endpoints.empty() && port != 0) TW_INFO("listen", "no longer listening on %s:%u", address.c_str(), port);
 }
 
 void Runtime::Impl::close_listeners()
@@ -125,8 +129,10 @@ void Runtime::Impl::adopt_accepted(Loop &loop, Transport &transport, tw_conn *co
 
 std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHandler on_accept)
 {
-    if (!impl_->started) throw StartupError("Runtime::listen() before start()");
-    if (!loops_[0]->in_loop_thread()) throw StartupError("Runtime::listen() must be called on the main thread");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::listen() before start()");
+    if (!loops_[0]->in_loop_thread())
+        throw StartupError(errc::wrong_thread, "Runtime::listen() must be called on the main thread");
+    if (!on_accept) throw std::invalid_argument("Runtime::listen(): the accept handler is empty");
     auto impl = std::make_shared<ListenerImpl>();
     impl->rt = impl_.get();
     impl->address = options.address.empty() ? config_.listen_address() : options.address;
@@ -137,7 +143,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     struct sockaddr_storage ss;
     socklen_t len = 0;
     std::string err = resolve_address(impl->address, static_cast<uint16_t>(port), true, &ss, &len);
-    if (!err.empty()) throw StartupError("listen: " + err);
+    if (!err.empty()) throw StartupError(errc::resolve_failed, "listen: " + err);
 
     // The last transport in use listens first: it must succeed, and with
     // port 0 it picks the port every other transport then uses.
@@ -160,7 +166,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
                 continue;
             }
             impl->close_now();
-            throw StartupError(why);
+            throw StartupError(code_from_transport(rc), why);
         }
         if (get_port(&ss) == 0) {
             // Port 0: every transport listens on the port the first one got.

@@ -5,6 +5,7 @@
 #include <twinwire/export.hpp>
 
 #include <twinwire/buffer.hpp>
+#include <twinwire/error.hpp>
 #include <twinwire/transport.h>
 
 #include <cstdint>
@@ -25,6 +26,12 @@ struct TW_API CloseInfo {
     int error = 0;       ///< 0 for a clean end, else a negative errno / TW_E* code
     std::string reason;  ///< one line: "peer closed", "read: Connection reset by peer", ...
     bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
+    /// What to branch on: errc::closed_locally (close(), the runtime
+    /// stopping), errc::aborted (abort()), errc::peer_closed (end of
+    /// stream), errc::peer_reset, errc::timed_out (output not flushed in
+    /// time, a dead peer), errc::callback_threw, errc::transport_error, or
+    /// for a connect that failed its handshake the connect codes.
+    std::error_code code;
 };
 
 /**
@@ -48,8 +55,9 @@ struct TW_API CloseInfo {
  *
  * Exceptions: one escaping a callback (on_data, on_eof, on_drain, the accept
  * or connect handler) ends that connection only - logged at ERROR with the
- * exception's text, its on_close told why (error -ECONNABORTED) - and the
- * loop keeps serving the others; one escaping on_close is logged.
+ * exception's text, its on_close told why (code errc::callback_threw, error
+ * -ECONNABORTED) - and the loop keeps serving the others; one escaping
+ * on_close is logged.
  */
 class TW_API Connection : public std::enable_shared_from_this<Connection> {
 public:
@@ -139,7 +147,7 @@ private:
     ssize_t writev_chunks(evbuffer *buf);
     size_t reserve_size();
     void adapt_reserve(size_t got, size_t reserved);
-    void finish(int error, std::string reason, bool by_peer, bool defer_callback);
+    void finish(std::error_code code, int error, std::string reason, bool by_peer, bool defer_callback);
     void update_interest();
     void release_handlers();
     std::string error_text(const char *call, int err) const;
