@@ -15,7 +15,7 @@ TEST_CASE("an exception from each kind of callback over TCP closes only its conn
           "[connection][exceptions]")
 {
     LogCapture logs;
-    callback_exceptions::Report r = callback_exceptions::run(tcp_config(1), "127.0.0.1", "", 30);
+    callback_exceptions::Report r = callback_exceptions::run(tcp_config(1), "127.0.0.1", "", 30, 8u << 20);
     INFO("stuck at: " << r.stuck_at << "; connect error: " << r.connect_error);
     REQUIRE(r.stuck_at.empty());
     REQUIRE(r.connect_error.empty());
