@@ -26,13 +26,15 @@ constexpr size_t kMinReserve = 4096;
 } // namespace
 
 std::shared_ptr<Connection> ConnectionAccess::create(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id,
-                                                     const Config &config, Connection::Established on_established)
+                                                     const Config &config, const char *handler,
+                                                     Connection::Established on_established)
 {
     Connection::Settings settings{config.read_buffer_size(), config.write_buffer_limit(),
                                   config.shutdown_timeout_ms()};
     std::shared_ptr<Connection> c(new Connection(loop, transport, conn, id, settings));
     c->self_ = c;
     c->on_established_ = std::move(on_established);
+    c->established_handler_ = handler;
     int rc = transport.ops().set_callback(conn, &Connection::on_event, c.get());
     if (rc < 0) {
         c->self_.reset();
@@ -99,11 +101,11 @@ template <class F> bool Connection::guarded(const char *callback, F &&f)
 
 void Connection::callback_failed(const char *callback, const char *what)
 {
-    TW_ERROR("conn", "connection %llu (%s): the %s callback threw: %s; closing the connection",
+    TW_ERROR("conn", "connection %llu (%s): the %s threw: %s; closing the connection",
              static_cast<unsigned long long>(id_), transport_->name().c_str(), callback, what);
     if (finished_) return;
     output_.clear();
-    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false,
+    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " threw: " + what, false,
            true);
 }
 
@@ -119,7 +121,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
             c->established_ = true;
             c->update_interest();
             Established cb = std::move(c->on_established_);
-            if (cb) c->guarded("accept/connect", [&] { cb(keep, 0, {}); });
+            if (cb) c->guarded(c->established_handler_, [&] { cb(keep, 0, {}); });
             if (c->finished_) return;
         } else if (events & TW_EV_ERROR) {
             int err = ops.get_error(c->conn_);
@@ -127,7 +129,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
             std::string why = c->error_text("connect", err);
             Established cb = std::move(c->on_established_);
             c->finish(code_from_transport(err), err, why, true, false);
-            if (cb) c->guarded("connect", [&] { cb(keep, err, why); });
+            if (cb) c->guarded(c->established_handler_, [&] { cb(keep, err, why); });
             return;
         } else {
             return; // nothing but CONNECTED or ERROR matters before the handshake ends
@@ -196,7 +198,7 @@ void Connection::handle_read()
     }
     if (!input_.empty() && on_data_) {
         CallbackScope scope(*this);
-        if (!guarded("on_data", [this] { on_data_(*this, input_); })) return;
+        if (!guarded("on_data callback", [this] { on_data_(*this, input_); })) return;
     }
     if (finished_ || closing_) return;
     if (last == 0) {
@@ -218,7 +220,7 @@ void Connection::peer_ended()
     update_interest();
     if (on_eof_) {
         CallbackScope scope(*this);
-        guarded("on_eof", [this] { on_eof_(*this); });
+        guarded("on_eof callback", [this] { on_eof_(*this); });
         return;
     }
     close_after_eof();
@@ -329,7 +331,7 @@ void Connection::flush()
     update_interest();
     if (on_drain_) {
         CallbackScope scope(*this);
-        guarded("on_drain", [this] { on_drain_(*this); });
+        guarded("on_drain callback", [this] { on_drain_(*this); });
     }
 }
 
@@ -397,7 +399,7 @@ void Connection::resume_reading()
             auto c = weak.lock();
             if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->input_.empty() && c->on_data_) {
                 CallbackScope scope(*c);
-                c->guarded("on_data", [&c] { c->on_data_(*c, c->input_); });
+                c->guarded("on_data callback", [&c] { c->on_data_(*c, c->input_); });
             }
         });
     }

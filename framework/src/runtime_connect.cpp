@@ -90,7 +90,7 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
         return;
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
-    auto c = ConnectionAccess::create(loop, transport, conn, id, config,
+    auto c = ConnectionAccess::create(loop, transport, conn, id, config, "connect handler",
                                       [fail, done, fallback_reason](const ConnectionPtr &c, int err,
                                                                     const std::string &why) {
                                           if (err) {

@@ -114,7 +114,7 @@ void Runtime::Impl::adopt_accepted(Loop &loop, Transport &transport, tw_conn *co
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
     auto c = ConnectionAccess::create(
-        loop, transport, conn, id, rt->config_,
+        loop, transport, conn, id, rt->config_, "accept handler",
         [handler, id](const ConnectionPtr &c, int err, const std::string &why) {
             if (err) {
                 // A client that gave up, a stale request: nothing for the application.

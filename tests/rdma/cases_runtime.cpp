@@ -119,7 +119,7 @@ TEST_CASE("over RDMA an exception from each kind of callback closes only its con
     c.set("log_level", "warn");
     c.set("connect_timeout_ms", "20000");
     callback_exceptions::Report r =
-        callback_exceptions::run(c, getenv("SOFTROCE_SERVER_IP"), getenv("SOFTROCE_CLIENT_IP"), 120);
+        callback_exceptions::run(c, getenv("SOFTROCE_SERVER_IP"), getenv("SOFTROCE_CLIENT_IP"), 120, 1u << 20);
     INFO("stuck at: " << r.stuck_at << "; connect error: " << r.connect_error);
     REQUIRE(r.stuck_at.empty());
     REQUIRE(r.connect_error.empty());

@@ -169,6 +169,7 @@ private:
     DrainHandler on_drain_;
     EofHandler on_eof_;
     Established on_established_;                  ///< handshake outcome (framework)
+    const char *established_handler_ = "";     ///< "accept handler" or "connect handler", for the log
     std::function<void(Connection &)> on_finished_; ///< unregisters (framework)
     std::shared_ptr<void> context_;
     std::string fallback_reason_;
