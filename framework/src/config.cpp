@@ -119,6 +119,18 @@ Config::Config()
         check::size_bytes(512, 16u << 20));
     key("write_buffer_limit", "64M", "output queued per connection before writes are refused",
         check::size_bytes(4096, uint64_t(16) << 30));
+    key("write_high_watermark", "1M",
+        "output queued above which a connection reports write_blocked() (writes still succeed up to "
+        "write_buffer_limit)",
+        check::size_bytes(1, uint64_t(16) << 30));
+    key("write_low_watermark", "256k",
+        "once above the high watermark, on_write_low runs when the output falls to this", check::size_bytes(0, uint64_t(16) << 30));
+    key("read_timeout_ms", "0", "close a connection that receives nothing for this long while reading (0: off)",
+        check::integer(0, 86400000));
+    key("write_timeout_ms", "0", "close a connection whose queued output makes no progress for this long (0: off)",
+        check::integer(0, 86400000));
+    key("idle_timeout_ms", "0", "close a connection with no traffic either way for this long (0: off)",
+        check::integer(0, 86400000));
     key("log_level", "info", "error, warn, info, debug or trace",
         check::one_of({"error", "warn", "info", "debug", "trace"}));
     key("log_file", "", "append the log to this file; empty: stderr", check::any());
@@ -291,6 +303,20 @@ uint32_t Config::connect_timeout_ms() const { return static_cast<uint32_t>(get_i
 uint32_t Config::shutdown_timeout_ms() const { return static_cast<uint32_t>(get_int("shutdown_timeout_ms")); }
 size_t Config::read_buffer_size() const { return static_cast<size_t>(get_size("read_buffer_size")); }
 size_t Config::write_buffer_limit() const { return static_cast<size_t>(get_size("write_buffer_limit")); }
+size_t Config::write_high_watermark() const { return static_cast<size_t>(get_size("write_high_watermark")); }
+size_t Config::write_low_watermark() const { return static_cast<size_t>(get_size("write_low_watermark")); }
+uint32_t Config::read_timeout_ms() const { return static_cast<uint32_t>(get_int("read_timeout_ms")); }
+uint32_t Config::write_timeout_ms() const { return static_cast<uint32_t>(get_int("write_timeout_ms")); }
+uint32_t Config::idle_timeout_ms() const { return static_cast<uint32_t>(get_int("idle_timeout_ms")); }
+
+void Config::check_connection_settings() const
+{
+    const size_t low = write_low_watermark(), high = write_high_watermark(), limit = write_buffer_limit();
+    if (low >= high || high > limit)
+        throw ConfigError("write_low_watermark (" + get("write_low_watermark") + ") < write_high_watermark (" +
+                          get("write_high_watermark") + ") <= write_buffer_limit (" + get("write_buffer_limit") +
+                          ") does not hold");
+}
 std::string Config::log_level() const { return get("log_level"); }
 std::string Config::log_file() const { return get("log_file"); }
 

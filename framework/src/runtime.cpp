@@ -37,6 +37,7 @@ void Runtime::start()
     if (impl_->started) throw StartupError("Runtime::start() called twice");
     log::set_level(parse_log_level(config_.log_level()));
     if (!config_.log_file().empty()) log::set_file(config_.log_file());
+    config_.check_connection_settings();
     try {
         selection_ = select_transports(config_);
     } catch (const ConfigError &) {
