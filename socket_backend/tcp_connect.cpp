@@ -50,11 +50,11 @@ bool source_port_is_zero(const struct sockaddr *sa)
 }
 
 /// Create the socket and bind the source address.  Returns the fd or -errno.
-int open_socket(const tw_connect_params *p, bool nodelay)
+int open_socket(const tw_connect_params *p, const tw_transport *t)
 {
     int fd = socket(p->addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    if (nodelay) set_nodelay(fd, true);
+    apply_socket_options(t->host, t->settings, fd);
     if (p->source) {
         // Let the kernel pick the port at connect time, so many connections
         // from one source address do not exhaust ephemeral ports early.
@@ -86,7 +86,7 @@ int conn_connect(tw_transport_loop *tloop, const tw_connect_params *p, tw_conn *
     if (!tloop || !out) return -EINVAL;
     if (int rc = check_params(p); rc < 0) return rc;
     tw_transport *t = tloop->transport;
-    int fd = open_socket(p, t->settings.nodelay);
+    int fd = open_socket(p, t);
     if (fd < 0) return fd;
     tw_conn *c = conn_new(tloop, fd, ConnState::Connecting);
     if (!c) {

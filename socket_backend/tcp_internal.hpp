@@ -23,6 +23,10 @@ constexpr size_t kSendBufMax = size_t(64) << 20;
 struct Settings {
     bool nodelay = true;       ///< tcp.nodelay
     uint32_t linger_ms = 5000; ///< tcp.linger_ms: how long close keeps flushing unsent submitted bytes
+    bool keepalive = false;               ///< tcp.keepalive: SO_KEEPALIVE on every connection
+    uint32_t keepalive_idle_s = 60;       ///< tcp.keepalive_idle_s: silence before the first probe
+    uint32_t keepalive_interval_s = 10;   ///< tcp.keepalive_interval_s: between probes
+    uint32_t keepalive_count = 6;         ///< tcp.keepalive_count: unanswered probes before the reset
 };
 
 enum class ConnState {
@@ -173,5 +177,9 @@ void log_line(const tw_host *host, int level, const char *fmt, ...) TW_PRINTF(3,
 
 /// Set TCP_NODELAY; returns 0 or -errno.
 int set_nodelay(int fd, bool on);
+/// The per-connection socket options of `s` (TCP_NODELAY, keepalive) on a
+/// new TCP socket; nothing on other families (a Unix socket).  Best effort:
+/// a failure is logged at debug, the connection goes on.
+void apply_socket_options(const tw_host *host, const Settings &s, int fd);
 
 } // namespace twinwire::tcp

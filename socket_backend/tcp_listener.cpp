@@ -170,7 +170,7 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
     }
     l->backoff_ns = 0;
     tw_transport *t = target->transport;
-    if (t->settings.nodelay) set_nodelay(fd, true);
+    apply_socket_options(t->host, t->settings, fd);
     tw_conn *c = conn_new(target, fd, ConnState::Announcing);
     if (!c) {
         ::close(fd);

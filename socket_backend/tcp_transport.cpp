@@ -144,6 +144,26 @@ int set_nodelay(int fd, bool on)
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) < 0 ? -errno : 0;
 }
 
+void apply_socket_options(const tw_host *host, const Settings &s, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&ss), &len) < 0 ||
+        (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+        return;
+    const char *failed = nullptr;
+    if (s.nodelay && set_nodelay(fd, true) < 0) failed = "setsockopt(TCP_NODELAY)";
+    if (s.keepalive) {
+        int on = 1, idle = static_cast<int>(s.keepalive_idle_s), intvl = static_cast<int>(s.keepalive_interval_s),
+            cnt = static_cast<int>(s.keepalive_count);
+        if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) < 0) failed = "setsockopt(SO_KEEPALIVE)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) < 0) failed = "setsockopt(TCP_KEEPIDLE)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl) < 0) failed = "setsockopt(TCP_KEEPINTVL)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt) < 0) failed = "setsockopt(TCP_KEEPCNT)";
+    }
+    if (failed) log_line(host, TW_LOG_DEBUG, "tcp: %s: %s (errno %d)", failed, strerror(errno), errno);
+}
+
 void log_line(const tw_host *host, int level, const char *fmt, ...)
 {
     va_list ap;
