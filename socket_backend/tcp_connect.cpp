@@ -46,7 +46,8 @@ int check_params(const tw_connect_params *p)
 bool source_port_is_zero(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in *>(sa)->sin_port == 0;
-    return reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port == 0;
+    if (sa->sa_family == AF_INET6) return reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port == 0;
+    return false;
 }
 
 /// Create the socket and bind the source address.  Returns the fd or -errno.
@@ -93,7 +94,7 @@ int conn_connect(tw_transport_loop *tloop, const tw_connect_params *p, tw_conn *
         ::close(fd);
         return -ENOMEM;
     }
-    char addr[64];
+    char addr[128];
     sockaddr_text(p->addr, addr, sizeof addr);
     snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
     c->connect_timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;

@@ -7,6 +7,8 @@
 
 #include "tcp_ops.h" // the vtable's functions (C linkage, in namespace twinwire::tcp)
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -85,6 +87,10 @@ struct tw_listener {
     int reserve_fd = -1;
     tw_timer *resume = nullptr;
     uint64_t backoff_ns = 0;
+    // A Unix-domain listener's socket file (unix_path.cpp), removed at close.
+    char unix_path[109] = "";
+    dev_t unix_dev = 0;
+    ino_t unix_ino = 0;
 };
 
 struct tw_conn {
@@ -111,7 +117,7 @@ struct tw_conn {
     bool shut_wr_pending = false; ///< send the FIN once the submitted buffer drained
     uint32_t connect_timeout_ms = 0;
 
-    char peer_text[80] = "";
+    char peer_text[136] = "";
     char last_error[320] = "";
     tw_conn_stats stats{};
     twinwire::tcp::OutBuf out;
@@ -157,6 +163,15 @@ bool conn_flush_out(tw_conn *c);
 /// Send through sendmsg(MSG_NOSIGNAL); counts the stats; fails the conn on
 /// a hard error.  Returns bytes sent or a negative code.
 ssize_t conn_send_iov(tw_conn *c, const struct iovec *iov, int iovcnt, const char *call);
+
+// unix_path.cpp
+/// Before binding a Unix path: remove a stale socket file (nobody listens),
+/// -EADDRINUSE for a live one or a file that is not a socket.  0 for other
+/// addresses.
+int unix_path_prepare(const struct sockaddr *sa, uint32_t len);
+/// After binding: remember the file, so that close removes only it.
+void unix_path_remember(tw_listener *l, const struct sockaddr *sa, uint32_t len);
+void unix_path_remove(tw_listener *l);
 
 // tcp_errors.cpp
 /// "recv (peer 10.0.0.1:80): Connection reset by peer (ECONNRESET); hint: ..."

@@ -3,6 +3,8 @@
 // itself is in tcp_ops.c).
 #include "tcp_internal.hpp"
 
+#include <tw_socket_backend.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -106,10 +108,21 @@ int tcp_get_stats(tw_conn *c, tw_conn_stats *out)
     return 0;
 }
 
+namespace {
+
+int tcp_private_ctrl(uint32_t op, void *data, size_t len)
+{
+    if (op != TW_TCP_CTRL_ADOPT_LISTENER) return -EOPNOTSUPP;
+    auto *a = static_cast<tw_tcp_adopt_listener *>(data);
+    if (!a || len < sizeof *a || a->size < sizeof *a) return -EINVAL;
+    return listener_adopt(a->tloop, a->fd, a->params, &a->listener);
+}
+
+} // namespace
+
 int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
-    // The TCP backend has no private operations: any namespace is foreign.
-    if (ns) return -EOPNOTSUPP;
+    if (ns) return strcmp(ns, "tcp") == 0 ? tcp_private_ctrl(op, data, len) : -EOPNOTSUPP;
     size_t need = 0;
     switch (op) {
     case TW_CTRL_GET_FD:
