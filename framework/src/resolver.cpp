@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "resolver.hpp"
 
+#include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
 
 #include <event2/dns.h>
+#include <event2/event.h>
 #include <event2/util.h>
 
 #include <cstring>
+#include <mutex>
 
 namespace twinwire {
 namespace {
@@ -34,9 +37,21 @@ void on_resolved(int result, struct evutil_addrinfo *res, void *arg)
     req->done(std::move(addresses), {});
 }
 
+// evdns's own messages ("nameserver ... has failed") go to our log, not
+// straight to stderr; the request's outcome is reported by its caller.
+void on_evdns_log(int severity, const char *msg)
+{
+    if (severity >= EVENT_LOG_WARN) TW_INFO("dns", "%s", msg);
+    else TW_DEBUG("dns", "%s", msg);
+}
+
 } // namespace
 
-Resolver::Resolver(Loop &loop) : loop_(loop) {}
+Resolver::Resolver(Loop &loop) : loop_(loop)
+{
+    static std::once_flag once;
+    std::call_once(once, [] { evdns_set_log_fn(on_evdns_log); });
+}
 
 Resolver::~Resolver()
 {
