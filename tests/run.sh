@@ -16,7 +16,7 @@
 # Extra builds (TW_EXTRA_BUILDS, default "asan tsan fuzz"; "" = main build
 # only), each in its own directory beside the main one, without the guest
 # (only what runs on the host):
-#   asan  $BUILD_DIR-asan: gcc, ASan+UBSan, no RDMA; suites unit, conformance-tcp, kvd, bench
+#   asan  $BUILD_DIR-asan: gcc, ASan+UBSan, no RDMA; suites unit, conformance-tcp, conformance-pair, kvd, bench
 #   tsan  $BUILD_DIR-tsan: gcc, TSan, no RDMA; the same suites
 #   fuzz  $BUILD_DIR-fuzz: clang, -Dfuzzing=true, ASan+UBSan; only the fuzz
 #         targets are built, each runs TW_FUZZ_SECONDS (default 20)
@@ -33,7 +33,7 @@ build=${BUILD_DIR:-build}
 log=$build/meson-logs/testlog.json
 timings=()
 extra_builds=${TW_EXTRA_BUILDS-asan tsan fuzz abi2}
-host_suites=(unit conformance-tcp kvd bench)
+host_suites=(unit conformance-tcp conformance-pair kvd bench)
 extra_logs=()
 broken=() # "build-dir: what failed", each one failure in the summary
 

@@ -21,9 +21,10 @@ export TWINWIRE_PLUGIN_PATH=$build/rdma_plugin
 step() { printf '\n=== %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
-# demo_once LISTEN_IP SOURCE_IP REQUESTS: one daemon, one load, one verdict.
+# demo_once LISTEN_IP SOURCE_IP REQUESTS LABEL: one daemon, one load, one
+# verdict; LABEL says where the figures come from.
 demo_once() {
-  local listen=$1 source=$2 requests=$3 port=7379 work pid rc
+  local listen=$1 source=$2 requests=$3 label=$4 port=7379 work pid rc
   work=$(mktemp -d)
   # Default configuration; only the address differs inside the guest, where
   # the RDMA device sits on the guest's wire, not on the loopback.
@@ -44,7 +45,8 @@ demo_once() {
   grep -E '\[(transport|kvd)\]' "$work/kvd.log" | sed 's/^[^ ]* twinwire\[[0-9]*\] /  /'
 
   echo
-  echo "twinwire-bench resp (transport = auto, 50 clients, SET then GET, pipelined 1 and 16):"
+  echo "twinwire-bench resp (transport = auto, 50 clients, SET then GET, pipelined 1 and 16)"
+  echo "$label:"
   local args=(resp --host "$listen" --port "$port" --transport auto --clients 50 --tests set,get)
   [ -n "$source" ] && args+=(--source "$source")
   "$build/tools/bench/twinwire-bench" "${args[@]}" --requests "$requests" --pipeline 1 2>/dev/null
@@ -62,7 +64,8 @@ demo_once() {
 }
 
 if [ "${1:-}" = --inside-guest ]; then
-  demo_once "$SOFTROCE_SERVER_IP" "$SOFTROCE_CLIENT_IP" 4000
+  demo_once "$SOFTROCE_SERVER_IP" "$SOFTROCE_CLIENT_IP" 4000 \
+    "EMULATED figures (QEMU without KVM, software RoCE): they show RDMA working end to end, not its speed; not comparable with the host figures"
   exit $?
 fi
 
@@ -78,9 +81,9 @@ configure "$build" || die "meson configuration failed"
 meson compile -C "$build" || die "build failed"
 
 step "on this machine"
-demo_once 127.0.0.1 "" 100000 || die "the load run reported errors"
+demo_once 127.0.0.1 "" 100000 "figures of this host (loopback, no emulation)" || die "the load run reported errors"
 
-step "in a SoftRoCE guest (real verbs on an emulated rxe device)"
+step "in a SoftRoCE guest (real verbs on an emulated rxe device): EMULATED, not comparable with the figures above"
 if tests/softroce/softroce-run --check >/dev/null 2>&1 || tests/softroce/softroce-run --setup >/dev/null 2>&1; then
   (cd "$build" && "$root/tests/softroce/softroce-run" --share "$build" --share "$root" -- "$root/tools/demo.sh" --inside-guest)
   rc=$?

@@ -163,7 +163,7 @@ void Config::assign(const std::string &key, const std::string &value, const std:
     if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of '" + key + "'");
     auto it = schema_.find(key);
     if (it == schema_.end()) {
-        if (!is_transport_key(key)) throw ConfigError(origin + ": unknown key '" + key + "'");
+        if (!is_transport_key(key)) throw ConfigError(errc::unknown_config_key, origin + ": unknown key '" + key + "'");
     } else {
         std::string why = it->second.check(value);
         if (!why.empty())
@@ -175,7 +175,8 @@ void Config::assign(const std::string &key, const std::string &value, const std:
 void Config::load_file(const std::string &path)
 {
     auto fail = [&path](const std::string &what, int err) {
-        throw ConfigError(path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
+        throw ConfigError(std::error_code(err, std::generic_category()),
+                          path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
     };
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail("cannot open configuration file", errno);

@@ -106,7 +106,7 @@ void Connection::callback_failed(const char *callback, const char *what)
              static_cast<unsigned long long>(id_), transport_->name().c_str(), callback, what);
     if (finished_) return;
     output_.clear();
-    finish(-ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false, true);
+    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false, true);
 }
 
 void Connection::on_event(tw_conn *, uint32_t events, void *arg)
@@ -129,7 +129,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
             if (err == 0) err = -ECONNABORTED;
             std::string why = c->error_text("connect", err);
             Established cb = std::move(c->on_established_);
-            c->finish(err, why, true, false);
+            c->finish(code_from_transport(err), err, why, true, false);
             if (cb) c->guarded("connect", [&] { cb(keep, err, why); });
             return;
         } else {
@@ -143,7 +143,8 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
     if (events & TW_EV_ERROR) {
         // Reading was paused (or nothing was left to read): end with the error.
         int err = ops.get_error(c->conn_);
-        c->finish(err ? err : -ECONNRESET, c->error_text("connection", err ? err : -ECONNRESET), true, false);
+        if (err == 0) err = -ECONNRESET;
+        c->finish(code_from_transport(err), err, c->error_text("connection", err), true, false);
     }
 }
 
@@ -203,7 +204,7 @@ void Connection::handle_read()
         peer_ended();
     } else if (last < 0 && last != -EAGAIN) {
         int err = static_cast<int>(last);
-        finish(err, error_text("read", err), true, false);
+        finish(code_from_transport(err), err, error_text("read", err), true, false);
     }
 }
 
@@ -253,7 +254,7 @@ void Connection::close_after_eof()
 {
     if (finished_ || closing_) return;
     if (output_.empty()) {
-        finish(0, "peer closed the connection", true, false);
+        finish(errc::peer_closed, 0, "peer closed the connection", true, false);
         return;
     }
     closing_ = true;
@@ -270,7 +271,7 @@ bool Connection::write(const void *data, size_t len)
         ssize_t n = transport_->ops().write(conn_, p, len);
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            finish(err, error_text("write", err), false, true);
+            finish(code_from_transport(err), err, error_text("write", err), false, true);
             return false;
         }
         if (n > 0) {
@@ -301,7 +302,7 @@ bool Connection::write(Buffer &data)
         ssize_t n = writev_chunks(data.raw());
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            finish(err, error_text("write", err), false, true);
+            finish(code_from_transport(err), err, error_text("write", err), false, true);
             return false;
         }
         if (n > 0) {
@@ -342,7 +343,7 @@ void Connection::flush()
         if (w == -EAGAIN) break;
         if (w < 0) {
             int err = static_cast<int>(w);
-            finish(err, error_text("write", err), false, false);
+            finish(code_from_transport(err), err, error_text("write", err), false, false);
             return;
         }
         output_.drain(static_cast<size_t>(w));
@@ -364,7 +365,8 @@ void Connection::flush()
         ops.shutdown(conn_, SHUT_WR);
     }
     if (closing_) {
-        finish(0, peer_eof_ ? "peer closed the connection" : "closed", peer_eof_, false);
+        finish(peer_eof_ ? errc::peer_closed : errc::closed_locally, 0,
+               peer_eof_ ? "peer closed the connection" : "closed", peer_eof_, false);
         return;
     }
     update_interest();
@@ -397,14 +399,14 @@ void Connection::close()
     if (finished_ || closing_) return;
     closing_ = true;
     if (output_.empty() || !established_) {
-        finish(0, "closed", false, true);
+        finish(errc::closed_locally, 0, "closed", false, true);
         return;
     }
     update_interest();
     std::weak_ptr<Connection> weak = shared_from_this();
     linger_timer_ = std::make_unique<Timer>(*loop_, [weak] {
         if (auto c = weak.lock())
-            c->finish(-ETIMEDOUT,
+            c->finish(errc::timed_out, -ETIMEDOUT,
                       "close: " + std::to_string(c->output_.size()) + " bytes not flushed within " +
                           std::to_string(c->settings_.linger_ms) + " ms (shutdown_timeout_ms)",
                       false, false);
@@ -416,7 +418,7 @@ void Connection::abort()
 {
     if (finished_) return;
     output_.clear();
-    finish(0, "aborted", false, true);
+    finish(errc::aborted, 0, "aborted", false, true);
 }
 
 void Connection::pause_reading()
@@ -466,7 +468,7 @@ Connection::CallbackScope::~CallbackScope()
     if (--conn.callback_depth_ == 0 && conn.release_pending_) conn.release_handlers();
 }
 
-void Connection::finish(int error, std::string reason, bool by_peer, bool defer_callback)
+void Connection::finish(std::error_code code, int error, std::string reason, bool by_peer, bool defer_callback)
 {
     if (finished_) return;
     finished_ = true;
@@ -480,7 +482,7 @@ void Connection::finish(int error, std::string reason, bool by_peer, bool defer_
     CloseHandler close_cb = std::move(on_close_);
     auto finished_cb = std::move(on_finished_);
     std::shared_ptr<Connection> self = std::move(self_); // keeps *this alive to the end
-    CloseInfo info{error, std::move(reason), by_peer};
+    CloseInfo info{error, std::move(reason), by_peer, code};
     if (error < 0) TW_DEBUG("conn", "connection %llu ended: %s", static_cast<unsigned long long>(id_), info.reason.c_str());
     if (finished_cb) finished_cb(*this);
     if (!close_cb) return;

@@ -63,7 +63,7 @@ ssize_t Connection::record_ready(ReadRequest &req)
     }
     req.searched = until;
     if (have < req.count) return 0;
-    finish(-EMSGSIZE,
+    finish(errc::record_too_long, -EMSGSIZE,
            "read_until: no delimiter within " + std::to_string(req.count) + " bytes (the maximum asked for); " +
                std::to_string(have) + " bytes were buffered unread",
            false, true);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "host_objects.hpp"
+#include "run_guarded.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
@@ -24,21 +25,6 @@ uint64_t monotonic_ns()
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-// Application code runs under libevent's C frames: an exception unwinding
-// through them ends the process.  Tasks and timers that throw are logged and
-// the loop goes on (connections guard their own callbacks, see connection.cpp).
-template <class F> void run_guarded(const char *what, unsigned loop_index, F &&f)
-{
-    try {
-        f();
-    } catch (const std::exception &e) {
-        TW_ERROR("loop", "loop %u: a %s threw: %s; the loop goes on", loop_index, what, e.what());
-    } catch (...) {
-        TW_ERROR("loop", "loop %u: a %s threw an exception that is not a std::exception; the loop goes on", loop_index,
-                 what);
-    }
 }
 
 struct PendingSource {

@@ -2,6 +2,7 @@
 // Runtime lifecycle: start, run, stop, signals.
 #include "connection_access.hpp"
 #include "resolver.hpp"
+#include "run_guarded.hpp"
 #include "runtime_impl.hpp"
 
 #include <twinwire/log.hpp>
@@ -37,7 +38,7 @@ Transport *Runtime::transport(const std::string &name) const { return selection_
 
 void Runtime::start()
 {
-    if (impl_->started) throw StartupError("Runtime::start() called twice");
+    if (impl_->started) throw StartupError(errc::not_started, "Runtime::start() called twice");
     log::set_level(parse_log_level(config_.log_level()));
     if (!config_.log_file().empty()) log::set_file(config_.log_file());
     config_.check_connection_settings();
@@ -47,7 +48,7 @@ void Runtime::start()
     } catch (const ConfigError &) {
         throw;
     } catch (const std::exception &e) {
-        throw StartupError(e.what());
+        throw StartupError(errc::transport_unavailable, e.what());
     }
     const unsigned n = config_.threads();
     for (unsigned i = 0; i < n; ++i) {
@@ -90,7 +91,7 @@ void Runtime::start()
             for (auto &w : impl_->workers) w.join();
             impl_->workers.clear();
             impl_->teardown_loop(0);
-            throw StartupError(e.what());
+            throw StartupError(errc::transport_unavailable, e.what());
         }
     }
     TW_DEBUG("runtime", "started %u loop(s), transport %s", n, selection_.chosen.c_str());
@@ -98,7 +99,7 @@ void Runtime::start()
 
 void Runtime::run()
 {
-    if (!impl_->started) throw StartupError("Runtime::run() before start()");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::run() before start()");
     loops_[0]->run();
     for (auto &w : impl_->workers)
         if (w.joinable()) w.join();
@@ -186,17 +187,20 @@ void Runtime::Impl::track(Loop &loop, const ConnectionPtr &c)
 
 namespace {
 
-void on_signal_event(evutil_socket_t, short, void *arg) { (*static_cast<std::function<void()> *>(arg))(); }
+void on_signal_event(evutil_socket_t, short, void *arg)
+{
+    run_guarded("signal handler", 0, *static_cast<std::function<void()> *>(arg));
+}
 
 } // namespace
 
 void Runtime::on_signal(int signal, std::function<void()> handler)
 {
-    if (!impl_->started) throw StartupError("Runtime::on_signal() before start()");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::on_signal() before start()");
     auto fn = std::make_unique<std::function<void()>>(std::move(handler));
     struct event *ev = evsignal_new(loops_[0]->base(), signal, on_signal_event, fn.get());
     if (!ev || event_add(ev, nullptr) != 0)
-        throw StartupError(std::string("cannot handle signal ") + strsignal(signal));
+        throw StartupError(errc::transport_error, std::string("cannot handle signal ") + strsignal(signal));
     impl_->signal_events.push_back(ev);
     impl_->signal_handlers.push_back(std::move(fn));
 }

@@ -10,17 +10,20 @@
 
 #include <twinwire/log.hpp>
 
+#include <stdexcept>
+
 namespace twinwire {
 
 void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
 {
-    if (!impl_->started) throw StartupError("Runtime::connect() before start()");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::connect() before start()");
+    if (!on_done) throw std::invalid_argument("Runtime::connect(): the handler is empty");
     Loop &loop = options.loop >= 0 ? *loops_.at(static_cast<size_t>(options.loop) % loops_.size())
                                    : impl_->next_loop(impl_->connect_round_robin);
     Impl *impl = impl_.get();
     // Always from the loop: on_done never runs inside connect().
     if (!loop.post([impl, &loop, options, on_done] { impl->start_connect(loop, options, on_done); }))
-        throw StartupError("Runtime::connect(): the runtime is stopping");
+        throw StartupError(errc::runtime_stopping, "Runtime::connect(): the runtime is stopping");
 }
 
 // The transports a connect tries, in order: the one asked for, or those in use.
@@ -46,8 +49,9 @@ struct ConnectAttempt {
     SocketAddress source;
     size_t step = 0;    ///< the transport being tried
     size_t address = 0; ///< the address being tried
-    std::string failures;        ///< of the current transport's addresses
-    std::string fallback_reason; ///< why the transports before it failed
+    std::string failures = {};        ///< of the current transport's addresses
+    std::error_code last_code = {};   ///< of the latest failure
+    std::string fallback_reason = {}; ///< why the transports before it failed
 };
 
 Resolver &Runtime::Impl::resolver(Loop &loop)
@@ -64,12 +68,12 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
     std::string why;
     a->route = connect_route(rt->selection_, options, &why);
     if (a->route.empty()) {
-        a->done(nullptr, "connect to " + a->target + ": " + why);
+        a->done(nullptr, ConnectError{errc::transport_not_loaded, "connect to " + a->target + ": " + why});
         return;
     }
     auto with_peers = [this, a](std::vector<SocketAddress> peers, const std::string &err) {
         if (!err.empty()) {
-            a->done(nullptr, "connect: " + err);
+            a->done(nullptr, ConnectError{errc::resolve_failed, "connect: " + err});
             return;
         }
         a->peers = std::move(peers);
@@ -82,7 +86,7 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
     resolver(loop).resolve(options.source_address, 0,
                            [this, a, with_peers](std::vector<SocketAddress> sources, const std::string &err) {
                                if (!err.empty()) {
-                                   a->done(nullptr, "connect: source address: " + err);
+                                   a->done(nullptr, ConnectError{errc::resolve_failed, "connect: source address: " + err});
                                    return;
                                }
                                a->source = sources.front();
@@ -90,8 +94,10 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
                            });
 }
 
-void Runtime::Impl::connect_failed(const std::shared_ptr<ConnectAttempt> &a, const std::string &why)
+void Runtime::Impl::connect_failed(const std::shared_ptr<ConnectAttempt> &a, std::error_code code,
+                                   const std::string &why)
 {
+    a->last_code = code;
     std::string entry = a->peers.size() > 1 ? sockaddr_text(a->peers[a->address].sa()) + ": " + why : why;
     a->failures += (a->failures.empty() ? "" : "; ") + entry;
     ++a->address;
@@ -113,12 +119,13 @@ void Runtime::Impl::try_connect(const std::shared_ptr<ConnectAttempt> &a)
             try_connect(a);
             return;
         }
-        a->done(nullptr, "connect to " + a->target + " over " + transport.name() + ": " + a->failures);
+        a->done(nullptr, ConnectError{a->last_code, "connect to " + a->target + " over " + transport.name() + ": " +
+                                                        a->failures});
         return;
     }
     const SocketAddress &peer = a->peers[a->address];
     if (a->source.len && a->source.ss.ss_family != peer.ss.ss_family) {
-        connect_failed(a, "not the source address's family");
+        connect_failed(a, make_error_code(errc::address_unavailable), "not the source address's family");
         return;
     }
     const Config &config = rt->config_;
@@ -134,21 +141,21 @@ void Runtime::Impl::try_connect(const std::shared_ptr<ConnectAttempt> &a)
     tw_conn *conn = nullptr;
     int rc = transport.ops().connect(transport.tloop(a->loop), &p, &conn);
     if (rc < 0) {
-        connect_failed(a, "connect: " + transport.error_text(rc));
+        connect_failed(a, code_from_transport(rc), "connect: " + transport.error_text(rc));
         return;
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
     auto c = ConnectionAccess::create(a->loop, transport, conn, id, config,
                                       [this, a](const ConnectionPtr &c, int err, const std::string &why) {
                                           if (err) {
-                                              connect_failed(a, why);
+                                              connect_failed(a, code_from_transport(err), why);
                                               return;
                                           }
                                           ConnectionAccess::set_fallback_reason(*c, a->fallback_reason);
-                                          a->done(c, {});
+                                          a->done(c, ConnectError{});
                                       });
     if (!c) {
-        connect_failed(a, "set_callback failed");
+        connect_failed(a, make_error_code(errc::transport_error), "set_callback failed");
         return;
     }
     track(a->loop, c);

@@ -36,6 +36,7 @@ struct ListenerImpl {
     Runtime::Impl *rt;
     std::string address;
     uint16_t port = 0;
+    std::string announced; ///< "address:port" once the log said "listening on" it
     std::shared_ptr<AcceptHandler> on_accept;
     std::vector<std::unique_ptr<Endpoint>> endpoints;
     bool closed = false;
@@ -74,7 +75,7 @@ struct Runtime::Impl {
     /// Try the attempt's current address over its current transport (past
     /// the last address: the next transport, or the end).
     void try_connect(const std::shared_ptr<ConnectAttempt> &a);
-    void connect_failed(const std::shared_ptr<ConnectAttempt> &a, const std::string &why);
+    void connect_failed(const std::shared_ptr<ConnectAttempt> &a, std::error_code code, const std::string &why);
     Resolver &resolver(Loop &loop); ///< on that loop's thread
     void begin_stop(bool drain); ///< on loop 0
     void close_connections(size_t loop_index, bool drain);

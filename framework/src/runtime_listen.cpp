@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 namespace twinwire {
 namespace {
@@ -65,6 +66,8 @@ void ListenerImpl::close_now()
     if (closed) return;
     closed = true;
     for (auto &ep : endpoints) ep->transport->ops().listener_close(ep->listener);
+    // The log said "listening": it says when that ends (a dropped Listener too).
+    if (!announced.empty()) TW_INFO("listen", "no longer listening on %s", announced.c_str());
 }
 
 void Runtime::Impl::close_listeners()
@@ -185,7 +188,7 @@ PassedSocket *Runtime::Impl::take_passed_socket(const std::string &name)
     if (!name.empty()) {
         std::string names;
         for (const auto &p : passed) names += (names.empty() ? "" : ", ") + p.name + (p.taken ? " (taken)" : "");
-        throw StartupError("listen: no passed socket named '" + name + "' (LISTEN_FDNAMES: " +
+        throw StartupError(errc::bad_config, "listen: no passed socket named '" + name + "' (LISTEN_FDNAMES: " +
                            (names.empty() ? std::string("none passed") : names) + ")");
     }
     return nullptr;
@@ -193,8 +196,10 @@ PassedSocket *Runtime::Impl::take_passed_socket(const std::string &name)
 
 std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHandler on_accept)
 {
-    if (!impl_->started) throw StartupError("Runtime::listen() before start()");
-    if (!loops_[0]->in_loop_thread()) throw StartupError("Runtime::listen() must be called on the main thread");
+    if (!impl_->started) throw StartupError(errc::not_started, "Runtime::listen() before start()");
+    if (!loops_[0]->in_loop_thread())
+        throw StartupError(errc::wrong_thread, "Runtime::listen() must be called on the main thread");
+    if (!on_accept) throw std::invalid_argument("Runtime::listen(): the accept handler is empty");
     auto impl = std::make_shared<ListenerImpl>();
     impl->rt = impl_.get();
     impl->address = options.address.empty() ? config_.listen_address() : options.address;
@@ -211,19 +216,20 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         // Socket activation: the TCP transport takes the socket as it is;
         // the others listen on its address.
         if (std::find(wanted.begin(), wanted.end(), selection_.tcp.get()) == wanted.end())
-            throw StartupError("listen: socket activation passed fd " + std::to_string(passed->fd) +
+            throw StartupError(errc::transport_unavailable, "listen: socket activation passed fd " + std::to_string(passed->fd) +
                                ", which only the tcp transport can take, and tcp is not in use (transport = " +
                                config_.transport() + ")");
         SocketAddress a;
         a.len = sizeof a.ss;
         if (getsockname(passed->fd, reinterpret_cast<struct sockaddr *>(&a.ss), &a.len) < 0)
-            throw StartupError("listen: passed fd " + std::to_string(passed->fd) + ": " + std::strerror(errno));
+            throw StartupError(std::error_code(errno, std::generic_category()),
+                               "listen: passed fd " + std::to_string(passed->fd) + ": " + std::strerror(errno));
         addresses.push_back(a);
         impl->address = sockaddr_text(a.sa());
         if (a.ss.ss_family != AF_UNIX) impl->address = impl->address.substr(0, impl->address.rfind(':'));
     } else {
         std::string err = listen_addresses(impl->address, static_cast<uint16_t>(port), &addresses);
-        if (!err.empty()) throw StartupError("listen: " + err);
+        if (!err.empty()) throw StartupError(errc::resolve_failed, "listen: " + err);
     }
 
     for (size_t i = 0; i < addresses.size(); ++i) {
@@ -259,7 +265,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
                     continue;
                 }
                 impl->close_now();
-                throw StartupError(why);
+                throw StartupError(code_from_transport(rc), why);
             }
             if (get_port(&ss.ss) == 0) {
                 // Port 0: every transport listens on the port the first one got.
@@ -277,7 +283,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         std::string err = set_unix_permissions(config_, path);
         if (!err.empty()) {
             impl->close_now();
-            throw StartupError("listen: " + err);
+            throw StartupError(errc::permission_denied, "listen: " + err);
         }
     }
     {
@@ -286,8 +292,9 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     }
     std::string names;
     for (auto &ep : impl->endpoints) names += (names.empty() ? "" : "+") + ep->transport->name();
-    std::string where = addresses.front().ss.ss_family == AF_UNIX ? impl->address : impl->address + ":" + std::to_string(impl->port);
-    TW_INFO("listen", "listening on %s over %s%s%s", where.c_str(), names.c_str(),
+    impl->announced = addresses.front().ss.ss_family == AF_UNIX ? impl->address
+                                                                : impl->address + ":" + std::to_string(impl->port);
+    TW_INFO("listen", "listening on %s over %s%s%s", impl->announced.c_str(), names.c_str(),
             addresses.size() > 1 ? " (every address of the name)" : "",
             passed ? " (a socket passed by the service manager)" : "");
     return std::shared_ptr<Listener>(new Listener(impl));

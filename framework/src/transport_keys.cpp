@@ -43,7 +43,7 @@ void throw_unknown_keys(const Config &config, const std::string &name, const std
     if (unknown.empty()) return;
     std::string list;
     for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;
-    throw ConfigError("unknown key(s) for the " + name + " transport: " + list);
+    throw ConfigError(errc::unknown_config_key, "unknown key(s) for the " + name + " transport: " + list);
 }
 
 bool run_check_config(const tw_transport_ops &ops, const std::string &name, const std::string &path,

@@ -3,6 +3,7 @@
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
 
+#include <dirent.h>
 #include <stdexcept>
 
 namespace twinwire {
@@ -34,6 +35,28 @@ std::unique_ptr<Transport> load_plugin(const std::string &name, const Config &co
     std::unique_ptr<Transport> t = Transport::from_plugin(std::move(lib), config, &refusal);
     if (!t) *why = plugin_label(name) + " refused: " + refusal;
     return t;
+}
+
+// A device the kernel registered (/sys/class/infiniband/NAME): RDMA hardware,
+// or a SoftRoCE device, is there whether or not user space can use it.
+bool rdma_device_registered()
+{
+    DIR *dir = opendir("/sys/class/infiniband");
+    if (!dir) return false;
+    bool found = false;
+    while (const dirent *e = readdir(dir))
+        if (e->d_name[0] != '.') found = true;
+    closedir(dir);
+    return found;
+}
+
+// Falling back to TCP is a warning when RDMA was meant to be used here: a
+// device is present (a memlock limit or a missing provider disables it) or
+// rdma.* settings were given.  On a host without RDMA it is the normal case.
+LogLevel fallback_level(const Config &config)
+{
+    if (!config.unknown_keys_under("rdma.", {}).empty()) return LogLevel::Warn;
+    return rdma_device_registered() ? LogLevel::Warn : LogLevel::Info;
 }
 
 } // namespace
@@ -103,7 +126,8 @@ TransportSelection select_transports(const Config &config)
         sel.reason = "transport = " + setting + " (" + origin + "); in use: " + sel.in_use_names() +
                      (skipped.empty() ? "" : "; skipped: " + skipped);
     }
-    TW_INFO("transport", "using %s: %s", sel.chosen.c_str(), sel.reason.c_str());
+    const LogLevel level = automatic && sel.chosen != "rdma" ? fallback_level(config) : LogLevel::Info;
+    TW_LOG(level, "transport", "using %s: %s", sel.chosen.c_str(), sel.reason.c_str());
     return sel;
 }
 

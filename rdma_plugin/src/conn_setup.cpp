@@ -99,8 +99,6 @@ int setup_qp(tw_conn *c, std::string *why)
         c->stats.pool_exhausted += 1;
         return -ENOBUFS;
     }
-    int rc = grant_prepare(c, why);
-    if (rc) return rc;
     int entries = static_cast<int>(s.sq_depth + s.recv_depth);
     c->cq_slot = cq_reserve(c->ldev, entries, why);
     if (c->cq_slot < 0) return -ENOMEM;
@@ -127,6 +125,12 @@ int setup_qp(tw_conn *c, std::string *why)
     }
     c->qp = c->id->qp;
     c->ldev->max_inline = attr.cap.max_inline_data;
+    // The window after the QP, never before: a process that dies with its
+    // window bound has its verbs objects destroyed newest first, and on rxe
+    // a QP destroyed while a bound window still references it waits 50 s
+    // for that reference (the killed-peer cases spent their time there).
+    int rc = grant_prepare(c, why);
+    if (rc) return rc;
     uint8_t timeout = static_cast<uint8_t>(s.qp_timeout);
     if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
         logf(l->t, TW_LOG_DEBUG, "%s", call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "devices.hpp"
 
+#include "port_links.hpp"
 #include "report.hpp"
 
 #include <twinwire/errors.h>
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <rdma/rdma_cma.h>
 
 #include <cerrno>
@@ -86,10 +88,30 @@ static bool port_usable(ibv_context *ctx, uint8_t port, const Settings &s, std::
     return true;
 }
 
+// ibv_get_device_list fails with ENOSYS when the kernel has no uverbs
+// interface at all: no driver or device would help, the module would.
+static const char *kNoKernelRdma =
+    "this kernel has no RDMA support (ib_uverbs): ibv_get_device_list: Function not implemented (errno 38); "
+    "hint: load the module (`modprobe ib_uverbs`, and a driver such as rdma_rxe), or use the TCP transport";
+
+static bool kernel_lacks_uverbs()
+{
+    ibv_device **list = ibv_get_device_list(nullptr);
+    if (list) {
+        ibv_free_device_list(list);
+        return false;
+    }
+    return errno == ENOSYS;
+}
+
 int Devices::open(const Settings &s, std::string *why)
 {
     int n = 0;
     list_ = rdma_get_devices(&n);
+    if ((!list_ || n == 0) && kernel_lacks_uverbs()) {
+        *why = kNoKernelRdma;
+        return -TW_ENODEVICE;
+    }
     if (!list_ || n == 0) {
         *why = "no RDMA device found (ibv_devices lists none); load a driver and install its user-space provider "
                "(ibverbs-providers on Debian and Ubuntu), or create a SoftRoCE device "
@@ -166,6 +188,7 @@ std::string probe_devices()
     std::string out;
     int n = 0;
     ibv_device **list = ibv_get_device_list(&n);
+    if (!list && errno == ENOSYS) return format("devices: 0\nerror: %s\n", kNoKernelRdma);
     if (!list) return format("devices: 0\nerror: %s\n", call_failed("ibv_get_device_list", errno).c_str());
     out += format("devices: %d\n", n);
     for (int i = 0; i < n; ++i) {
@@ -182,18 +205,28 @@ std::string probe_devices()
             for (uint8_t p = 1; p <= attr.phys_port_cnt; ++p) {
                 ibv_port_attr pa{};
                 if (ibv_query_port(ctx, p, &pa)) continue;
-                out += format("port: %s/%u state %s active_mtu %d link_layer %s\n", name, p,
+                // RoCE: the netdev of GID 0 is the port's interface (what rdma_cm resolves to).
+                ibv_gid_entry first{};
+                std::string netdev;
+                if (ibv_query_gid_ex(ctx, p, 0, &first, 0) == 0) netdev = netdev_text(first.ndev_ifindex);
+                out += format("port: %s/%u state %s active_mtu %d link_layer %s %s%s%s\n", name, p,
                               port_state_name(pa.state), 128 << pa.active_mtu,
-                              pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand");
+                              pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand",
+                              link_rate_text(pa.active_width, pa.active_speed).c_str(),
+                              netdev.empty() ? "" : " netdev ", netdev.c_str());
                 for (int g = 0; g < pa.gid_tbl_len; ++g) {
                     ibv_gid gid{};
                     if (ibv_query_gid(ctx, p, g, &gid)) break;
                     bool zero = true;
                     for (uint8_t b : gid.raw) zero = zero && b == 0;
                     if (zero) continue;
-                    ibv_gid_type type{};
-                    const char *tname = query_gid_type(ctx, p, g, &type) == 0 ? gid_type_name(type) : "?";
-                    out += format("gid: %s/%u[%d] %s %s\n", name, p, g, gid_text(gid).c_str(), tname);
+                    ibv_gid_entry entry{};
+                    bool known = ibv_query_gid_ex(ctx, p, static_cast<uint32_t>(g), &entry, 0) == 0;
+                    const char *tname = known ? gid_type_name(static_cast<ibv_gid_type>(entry.gid_type)) : "?";
+                    char ifname[IF_NAMESIZE] = "";
+                    bool has_netdev = known && entry.ndev_ifindex && if_indextoname(entry.ndev_ifindex, ifname);
+                    out += format("gid: %s/%u[%d] %s %s%s%s\n", name, p, g, gid_text(gid).c_str(), tname,
+                                  has_netdev ? " netdev " : "", ifname);
                 }
             }
         }

@@ -55,18 +55,32 @@ bool has_ipc_lock_capability()
     return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1u;
 }
 
-int check_memlock(size_t need, std::string *why)
+int check_memlock(size_t at_start, size_t can_grow_to, std::string *why, std::string *warning)
 {
     if (has_ipc_lock_capability()) return 0;
     rlimit rl{};
     if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
-    if (rl.rlim_cur >= need) return 0;
-    unsigned long long need_kib = (need + 1023) / 1024;
-    *why = format("RLIMIT_MEMLOCK is %llu KiB but the RDMA transport needs at least %llu KiB of locked memory "
-                  "(rdma.pool_size plus queues); fix: raise it (`ulimit -l %llu` in the shell, LimitMEMLOCK=%llu "
-                  "in the systemd unit, or a memlock line in /etc/security/limits.conf), grant CAP_IPC_LOCK, or "
-                  "lower rdma.pool_size",
-                  static_cast<unsigned long long>(rl.rlim_cur / 1024), need_kib, need_kib, need_kib * 1024);
+    if (rl.rlim_cur >= can_grow_to) return 0;
+    // What the configured pool grows to, not only its first slab: a limit
+    // sized to the start makes every connection past the first slab fail.
+    const unsigned long long grow_kib = (can_grow_to + 1023) / 1024;
+    const std::string figures =
+        format("the RDMA transport registers %s at start (rdma.pool_size plus queues) and its pool can grow to %s "
+               "per event-loop thread and device (rdma.pool_max plus queues)",
+               human_bytes(at_start).c_str(), human_bytes(can_grow_to).c_str());
+    const std::string fix =
+        format("LimitMEMLOCK=infinity in the systemd unit, or `ulimit -l unlimited` (at least `ulimit -l %llu` per "
+               "thread and device) or a memlock line in /etc/security/limits.conf; or grant CAP_IPC_LOCK",
+               grow_kib);
+    const unsigned long long limit_kib = static_cast<unsigned long long>(rl.rlim_cur / 1024);
+    if (rl.rlim_cur >= at_start) {
+        *warning = format("RLIMIT_MEMLOCK is %llu KiB: %s, so new connections will be refused once it is reached; "
+                          "fix: %s; or lower rdma.pool_max",
+                          limit_kib, figures.c_str(), fix.c_str());
+        return 0;
+    }
+    *why = format("RLIMIT_MEMLOCK is %llu KiB but %s; fix: %s; or lower rdma.pool_size and rdma.pool_max", limit_kib, figures.c_str(),
+                  fix.c_str());
     return -TW_EMEMLOCK;
 }
 

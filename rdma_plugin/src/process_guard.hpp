@@ -21,8 +21,10 @@ const char *fork_message();
 
 /// True when the process may lock any amount of memory (CAP_IPC_LOCK).
 bool has_ipc_lock_capability();
-/// 0 when `need` bytes can be registered, else -TW_EMEMLOCK with the limit,
-/// the need and the fix in *why.
-int check_memlock(size_t need, std::string *why);
+/// 0 when `at_start` bytes (the first slab of the pool, plus queues) can be
+/// registered, else -TW_EMEMLOCK with the limit, what the pool needs at start
+/// and can grow to (`can_grow_to` per loop and device) and the fix in *why.
+/// When the start fits but the growth does not, returns 0 with that in *warning.
+int check_memlock(size_t at_start, size_t can_grow_to, std::string *why, std::string *warning);
 
 } // namespace twrdma

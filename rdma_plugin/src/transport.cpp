@@ -52,11 +52,14 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
         return rc;
     }
     // Memory first: it needs no device, and its message is the most useful.
-    rc = check_memlock(t->cfg.pool_size + (1u << 20), &reason);
+    constexpr size_t kQueues = 1u << 20; // QPs, CQs and the control slots beside the pool
+    std::string memlock_warning;
+    rc = check_memlock(t->cfg.pool_size + kQueues, t->cfg.pool_max + kQueues, &reason, &memlock_warning);
     if (rc) {
         put_why(why, why_len, reason);
         return rc;
     }
+    if (!memlock_warning.empty()) logf(t.get(), TW_LOG_WARN, "%s", memlock_warning.c_str());
     rc = t->devices.open(t->cfg, &reason);
     if (rc) {
         put_why(why, why_len, reason);

@@ -14,18 +14,6 @@ using namespace twinwire::conformance;
 
 namespace {
 
-/// Borrow the next received bytes, driving the loop while none are there.
-int borrow(Env &env, Endpoint &e, tw_buf *buf)
-{
-    int rc = -EAGAIN;
-    env.run_until([&] {
-        OpGuard guard;
-        rc = e.ops().recv_buf_borrow(e.conn(), buf);
-        return rc != -EAGAIN;
-    });
-    return rc;
-}
-
 int give_back(Endpoint &e, tw_buf *buf, size_t consumed)
 {
     OpGuard guard;

@@ -35,6 +35,18 @@ Transport &transport()
     return *g_transport;
 }
 
+std::unique_ptr<Transport> load_plugin(const std::string &name, const Config &config, std::string *why,
+                                       uint32_t host_table_size)
+{
+    PluginLoadReport report;
+    auto library = PluginLibrary::open(name, config, &report);
+    if (!library) {
+        *why = "loading the plugin: " + report.reason;
+        return nullptr;
+    }
+    return Transport::from_plugin(std::move(library), config, why, host_table_size);
+}
+
 const tw_transport_ops *plugin_ops() { return context().own_ops(transport()); }
 
 void release_transport() { g_transport.reset(); }

@@ -39,6 +39,13 @@ public:
     }
 };
 
+/// Load the plugin `name` from the plugin search path (plugin_path, else
+/// TWINWIRE_PLUGIN_PATH or the installed directory) and initialise it with
+/// `config`; nullptr with the reason in *why.  `host_table_size` as for
+/// Transport::from_plugin.
+std::unique_ptr<Transport> load_plugin(const std::string &name, const Config &config, std::string *why,
+                                       uint32_t host_table_size = 0);
+
 /// The context of this executable (set by its main before the cases run).
 TransportContext &context();
 void set_context(TransportContext *context);

@@ -310,6 +310,17 @@ void Server::hand_over(tw_conn *conn)
     endpoints.push_back(&e);
 }
 
+int borrow(Env &env, Endpoint &e, tw_buf *buf)
+{
+    int rc = -EAGAIN;
+    env.run_until([&] {
+        OpGuard guard;
+        rc = e.ops().recv_buf_borrow(e.conn(), buf);
+        return rc != -EAGAIN;
+    });
+    return rc;
+}
+
 void Server::release_held()
 {
     hold = false;

@@ -220,4 +220,8 @@ private:
     std::vector<std::unique_ptr<Slot>> slots_;
 };
 
+/// Borrow the next received bytes of `e` (recv_buf_borrow), driving loop 0
+/// while none are there.  Returns what the last borrow returned.
+int borrow(Env &env, Endpoint &e, tw_buf *buf);
+
 } // namespace twinwire::conformance

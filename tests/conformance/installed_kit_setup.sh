@@ -11,11 +11,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-dest=$work/root
-meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >"$work/install.log" 2>&1 ||
-    { cat "$work/install.log"; fail "meson install --destdir"; }
-case $libdir in /*) lib=$dest$libdir ;; *) lib=$dest$prefix/$libdir ;; esac
-case $bindir in /*) bin=$dest$bindir ;; *) bin=$dest$prefix/$bindir ;; esac
+. "$src/tests/installed-tree.sh"
+install_tree "$build" "$prefix" "$libdir" "$bindir"
 [ -x "$bin/twinwire-conformance" ] || fail "twinwire-conformance is not installed in $bin"
 export LD_LIBRARY_PATH="$lib"
 # Only the installed .pc files, their paths moved under the destdir.

@@ -48,19 +48,12 @@ public:
     }
     std::unique_ptr<Transport> create_transport(std::string *why) override
     {
-        Config config;
-        PluginLoadReport report;
-        auto library = PluginLibrary::open("rdma", config, &report);
-        if (!library) {
-            *why = "loading the plugin: " + report.reason;
-            return nullptr;
-        }
         // TW_TEST_HOST_TABLE=v1: hand the plugin the host table of ABI 1.0,
         // as an older host would (the growth rules of twinwire/abi.h).
         const char *table = env_or_null("TW_TEST_HOST_TABLE");
         uint32_t host_size = table && std::strcmp(table, "v1") == 0 ? TW_HOST_SIZE_V1 : 0;
         if (host_size) std::fprintf(stderr, "conformance-rdma: host table cut to %u bytes (ABI 1.0)\n", host_size);
-        return Transport::from_plugin(std::move(library), config, why, host_size);
+        return load_plugin("rdma", Config(), why, host_size);
     }
 
 private:

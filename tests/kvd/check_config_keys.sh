@@ -3,9 +3,13 @@
 # transport (issue 11 item 7), refuses a directory as --config, and --help
 # lists the TCP keys.  PLUGIN is a test plugin named rdma whose check_config
 # accepts rdma.window = 1..64 and whose init finds no device.
-# usage: check_config_keys.sh KVD PLUGIN
+# With RDMA_PLUGIN_DIR (the real plugin's directory), issue 13 item 2 as a
+# user saw it: each of tcp.nodelay=maybe, tcp.bogus=1, rdma.bogus=1,
+# rdma.ring_size=1000 is refused by --check-config in every transport mode
+# on this host (which has no RDMA device), and --help lists the rdma.* keys.
+# usage: check_config_keys.sh KVD PLUGIN [RDMA_PLUGIN_DIR]
 set -u
-kvd=$1 plugin=$2
+kvd=$1 plugin=$2 rdma_dir=${3:-}
 status=0
 n=0
 expect() { # expect STATUS TEXT ARGS...
@@ -20,7 +24,6 @@ expect() { # expect STATUS TEXT ARGS...
         echo "ok $n - twinwire-kvd $* -> $got, '$text'"
     fi
 }
-echo "1..7"
 expect 1 "rdma.window: bad value '0' (command line --set): expected 1..64 (rdma transport)" \
     --check-config --transport tcp --set "plugin_path=$plugin" --set rdma.window=0
 expect 1 "rdma.window: bad value 'x'" --check-config --transport auto --set "plugin_path=$plugin" --set rdma.window=x
@@ -31,4 +34,18 @@ expect 1 "keys of transport 'foo', whose plugin cannot be loaded to check them" 
     --check-config --transport tcp --set plugin_path=/nonexistent --set foo.window=1
 expect 1 "is a directory, not a configuration file" --check-config --config /tmp
 expect 0 "tcp.*: tcp.nodelay, tcp.linger_ms" --help
+if [ -n "$rdma_dir" ]; then
+    for mode in tcp auto rdma; do
+        expect 1 "tcp.nodelay = 'maybe' (from command line --set): expected yes/no" \
+            --check-config --transport $mode --set "plugin_path=$rdma_dir" --set tcp.nodelay=maybe
+        expect 1 "unknown key(s) for the tcp transport: tcp.bogus" \
+            --check-config --transport $mode --set "plugin_path=$rdma_dir" --set tcp.bogus=1
+        expect 1 "unknown key(s) for the rdma transport: rdma.bogus" \
+            --check-config --transport $mode --set "plugin_path=$rdma_dir" --set rdma.bogus=1
+        expect 1 "rdma.ring_size = 1000 (command line --set): must be between 4 KiB and 256 MiB" \
+            --check-config --transport $mode --set "plugin_path=$rdma_dir" --set rdma.ring_size=1000
+    done
+    expect 0 "rdma.*: rdma.ring_size, rdma.send_buffer_size" --help --set "plugin_path=$rdma_dir"
+fi
+echo "1..$n"
 exit $status

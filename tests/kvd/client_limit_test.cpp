@@ -2,11 +2,11 @@
 // kvd.maxclients against the open-file limit, in a child process (the
 // limits it sets cannot be undone in the test process itself).
 #include "client_limit.hpp"
+#include "../child_output.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,30 +23,13 @@ struct Outcome {
 /// In a child with RLIMIT_NOFILE = soft/hard: fit `wanted` beside `reserved`.
 Outcome fit_in_child(rlim_t soft, rlim_t hard, size_t wanted, size_t reserved)
 {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
+    std::string text = twtest::output_of_child([&] {
         struct rlimit lim {soft, hard};
         if (setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(2);
         kvd::ClientLimit fit = kvd::fit_clients_to_fd_limit(wanted, reserved);
         getrlimit(RLIMIT_NOFILE, &lim);
-        std::string text = std::to_string(fit.maxclients) + " " + std::to_string(lim.rlim_cur) + " " + fit.notice;
-        ssize_t n = write(fds[1], text.data(), text.size());
-        _exit(n == static_cast<ssize_t>(text.size()) ? 0 : 3);
-    }
-    close(fds[1]);
-    std::string text;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+        return std::to_string(fit.maxclients) + " " + std::to_string(lim.rlim_cur) + " " + fit.notice;
+    });
     Outcome out;
     size_t a = text.find(' '), b = text.find(' ', a + 1);
     out.maxclients = std::stoul(text.substr(0, a));

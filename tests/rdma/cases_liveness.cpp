@@ -79,6 +79,14 @@ TEST_CASE("probe lists devices, port state, MTU and GIDs without init; describe 
     CHECK(text.find("state ACTIVE") != std::string::npos);
     CHECK(text.find("active_mtu") != std::string::npos);
     CHECK(text.find("RoCEv2") != std::string::npos);
+    // What ibv_devinfo and `ip address` would add: link rate, and the netdev
+    // (with its addresses) behind the port and each RoCE GID.
+    CHECK(text.find(" speed ") != std::string::npos);
+    CHECK(text.find(" width ") != std::string::npos);
+    CHECK(text.find(" netdev ") != std::string::npos);
+    CHECK(text.find("RoCEv2 netdev ") != std::string::npos);
+    const char *netdev = std::getenv("SOFTROCE_NETDEV"), *ip = std::getenv("SOFTROCE_IP");
+    if (netdev && ip) CHECK(text.find(std::string(" netdev ") + netdev + " " + ip + "/24") != std::string::npos);
     std::string described = transport().describe();
     INFO(described);
     CHECK(described.find("rxe0") != std::string::npos);

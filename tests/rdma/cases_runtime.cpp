@@ -2,6 +2,7 @@
 // The plugin under the framework's Runtime: RDMA when both ends speak it,
 // per-connection fallback to TCP when the server has no RDMA listener.
 #include "rdma_test.hpp"
+#include "../unit/callback_exceptions.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -104,4 +105,31 @@ TEST_CASE("in auto mode a client falls back to TCP, per connection, when the ser
     CHECK(out.transport == "tcp");
     CHECK_FALSE(out.fallback.empty());
     CHECK(out.echoed == "hello");
+}
+
+TEST_CASE("over RDMA an exception from each kind of callback closes only its connection with "
+          "errc::callback_threw and the runtime keeps serving",
+          "[rdma][runtime][exceptions]")
+{
+    twinwire::rdmatest::use_settings({});
+    twinwire::conformance::release_transport();
+    Config c;
+    c.set("transport", "rdma");
+    c.set("threads", "1");
+    c.set("log_level", "warn");
+    c.set("connect_timeout_ms", "20000");
+    callback_exceptions::Report r =
+        callback_exceptions::run(c, getenv("SOFTROCE_SERVER_IP"), getenv("SOFTROCE_CLIENT_IP"), 120);
+    INFO("stuck at: " << r.stuck_at << "; connect error: " << r.connect_error);
+    REQUIRE(r.stuck_at.empty());
+    REQUIRE(r.connect_error.empty());
+    for (const char *kind : {"accept", "data", "drain", "eof"}) {
+        INFO("kind " << kind << ": " << r.server_ends[kind].reason);
+        CHECK(r.server_ends[kind].code == errc::callback_threw);
+        CHECK(r.client_ends[kind].by_peer);
+    }
+    INFO("connect: " << r.client_ends["connect"].reason);
+    CHECK(r.client_ends["connect"].code == errc::callback_threw);
+    CHECK(r.echoed == "echo");
+    CHECK(r.client_ends["echo"].code == errc::closed_locally);
 }

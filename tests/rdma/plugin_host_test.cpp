@@ -7,12 +7,18 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "../child_output.hpp"
 #include "../plugin_host_fake.hpp"
 
 #include <dlfcn.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -56,6 +62,27 @@ std::string hidden_soname()
 {
     const char *s = std::getenv("TW_TEST_HIDDEN_SONAME");
     return s ? s : "";
+}
+
+// libibverbs finds devices through this class; without it (no ib_uverbs
+// module) ibv_get_device_list fails with ENOSYS.
+bool kernel_has_uverbs() { return access("/sys/class/infiniband_verbs", F_OK) == 0; }
+
+// Run `body` in a child without CAP_IPC_LOCK and with RLIMIT_MEMLOCK at
+// `limit` bytes; what it returns ("" = good) comes back through a pipe.
+std::string in_child_with_memlock(rlim_t limit, const std::function<std::string()> &body)
+{
+    return twtest::output_of_child([&]() -> std::string {
+        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct caps[2]{};
+        if (syscall(SYS_capget, &hdr, caps) == 0) {
+            caps[0].effective &= ~(1u << CAP_IPC_LOCK);
+            if (syscall(SYS_capset, &hdr, caps) != 0) return "capset failed";
+        }
+        rlimit rl{limit, limit};
+        if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0) return "setrlimit failed";
+        return body();
+    });
 }
 
 } // namespace
@@ -158,7 +185,10 @@ TEST_CASE("with rdma-core installed, init opens it itself and refuses only for w
     CHECK(rc != -ELIBACC);
     CHECK(in_process("libibverbs.so.1"));
     CHECK(in_process("librdmacm.so.1"));
-    if (rc == -TW_ENODEVICE) CHECK(std::string(why).find("no RDMA device found") != std::string::npos);
+    if (rc == -TW_ENODEVICE)
+        CHECK(std::string(why).find(kernel_has_uverbs() ? "no RDMA device found"
+                                                        : "this kernel has no RDMA support (ib_uverbs)") !=
+              std::string::npos);
     if (rc == 0) {
         WARN("this host has a usable RDMA device: init succeeded (" << host.log << ")");
         plugin().fini(t);
@@ -188,4 +218,60 @@ TEST_CASE("without rdma-core the plugin loads, checks its settings, and init and
     CHECK(plugin().probe(&host.table, probe, sizeof probe) > 0);
     INFO("probe: " << probe);
     CHECK(std::string(probe).find(soname) != std::string::npos);
+}
+
+TEST_CASE("with RLIMIT_MEMLOCK below the pool's start, init refuses naming what the pool can grow to and the fix",
+          "[with-rdma-core]")
+{
+    REQUIRE(hidden_soname().empty());
+    std::string result = in_child_with_memlock(64 << 10, [] {
+        FakeHost host({{"rdma.pool_size", "8M"}, {"rdma.pool_max", "64M"}});
+        tw_transport *t = nullptr;
+        char why[1024] = "";
+        int rc = plugin().init(&host.table, &t, why, sizeof why);
+        if (rc != -TW_EMEMLOCK) return "init returned " + std::to_string(rc) + ": " + why;
+        return std::string(why);
+    });
+    INFO(result);
+    CHECK(result.find("RLIMIT_MEMLOCK is 64 KiB") == 0);
+    CHECK(result.find("registers 9 MiB at start") != std::string::npos);
+    CHECK(result.find("can grow to 65 MiB per event-loop thread and device") != std::string::npos);
+    CHECK(result.find("LimitMEMLOCK=infinity") != std::string::npos);
+    CHECK(result.find("ulimit -l 66560") != std::string::npos); // (64 + 1) MiB in KiB
+}
+
+TEST_CASE("with RLIMIT_MEMLOCK enough for the pool's start but not its growth, init warns naming both",
+          "[with-rdma-core]")
+{
+    REQUIRE(hidden_soname().empty());
+    std::string result = in_child_with_memlock(4 << 20, [] {
+        FakeHost host({{"rdma.pool_size", "1M"}, {"rdma.pool_max", "64M"}});
+        tw_transport *t = nullptr;
+        char why[1024] = "";
+        int rc = plugin().init(&host.table, &t, why, sizeof why);
+        if (rc == 0) plugin().fini(t);
+        if (rc == -TW_EMEMLOCK) return "refused: " + std::string(why);
+        return host.log;
+    });
+    INFO(result);
+    CHECK(result.find("RLIMIT_MEMLOCK is 4096 KiB: the RDMA transport registers 2 MiB at start") !=
+          std::string::npos);
+    CHECK(result.find("can grow to 65 MiB") != std::string::npos);
+    CHECK(result.find("new connections will be refused once it is reached") != std::string::npos);
+}
+
+TEST_CASE("probe on a kernel without ib_uverbs says the kernel has no RDMA support instead of 'no device'",
+          "[with-rdma-core]")
+{
+    REQUIRE(hidden_soname().empty());
+    if (kernel_has_uverbs()) {
+        WARN("not checked: this kernel has ib_uverbs (the SoftRoCE guest's probe case covers devices)");
+        return;
+    }
+    FakeHost host({});
+    char probe[2048] = "";
+    CHECK(plugin().probe(&host.table, probe, sizeof probe) > 0);
+    INFO("probe: " << probe);
+    CHECK(std::string(probe).find("error: this kernel has no RDMA support (ib_uverbs)") != std::string::npos);
+    CHECK(std::string(probe).find("modprobe ib_uverbs") != std::string::npos);
 }

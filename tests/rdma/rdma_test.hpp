@@ -59,6 +59,10 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 /// QPs the kernel reports for all devices (`rdma resource show`), or -1.
 long qp_count();
 
+/// Lines of the kernel log (syslog(2), root in the guest) containing
+/// `needle`, or -1 when the log cannot be read.
+long kernel_log_count(const std::string &needle);
+
 /// An echo server under the framework's Runtime (transport `mode`) on
 /// `ip`, started, not yet run.  It listens while `listener` lives.
 struct EchoRuntime {

@@ -3,6 +3,7 @@
 
 #include <twinwire/transport.hpp>
 
+#include <sys/klog.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,19 @@ long qp_count()
     }
     pclose(p);
     return any ? total : -1;
+}
+
+long kernel_log_count(const std::string &needle)
+{
+    int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, nullptr, 0);
+    if (size <= 0) return -1;
+    std::string buf(static_cast<size_t>(size), '\0');
+    int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, &buf[0], size);
+    if (n < 0) return -1;
+    buf.resize(static_cast<size_t>(n));
+    long count = 0;
+    for (size_t at = buf.find(needle); at != std::string::npos; at = buf.find(needle, at + needle.size())) ++count;
+    return count;
 }
 
 } // namespace twinwire::rdmatest

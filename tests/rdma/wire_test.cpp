@@ -4,6 +4,7 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include "port_links.hpp"
 #include "report.hpp"
 #include "settings.hpp"
 #include "wire.hpp"
@@ -11,6 +12,7 @@
 #include <twinwire/errors.h>
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <endian.h>
 
 #include <cstring>
@@ -264,4 +266,26 @@ TEST_CASE("failure texts name the call, the errno or status, and a hint", "[repo
     in6.sin6_addr.s6_addr[15] = 1;
     CHECK(sockaddr_text(reinterpret_cast<sockaddr *>(&in6)) == "[::1]:1");
     CHECK(sockaddr_text(nullptr) == "?");
+}
+
+TEST_CASE("a port's link is named as ibv_devinfo names it: lane speed, width and their product", "[links]")
+{
+    CHECK(link_rate_text(2, 32) == "speed 25.0 Gb/s (EDR) width 4X (100.0 Gb/s)");
+    CHECK(link_rate_text(1, 1) == "speed 2.5 Gb/s (SDR) width 1X (2.5 Gb/s)");
+    CHECK(link_rate_text(16, 64) == "speed 50.0 Gb/s (HDR) width 2X (100.0 Gb/s)");
+    CHECK(link_rate_text(3, 200) == "speed unknown (200) width unknown (3)");
+}
+
+TEST_CASE("a GID's netdev is named with every address it holds, as rdma_cm users look them up", "[links]")
+{
+    CHECK(netdev_text(0) == "");
+    unsigned lo = if_nametoindex("lo");
+    if (lo == 0) {
+        WARN("not checked: this host has no loopback interface");
+        return;
+    }
+    std::string text = netdev_text(lo);
+    INFO(text);
+    CHECK(text.find("lo ") == 0);
+    CHECK(text.find(" 127.0.0.1/8") != std::string::npos);
 }

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include "../child_output.hpp"
 #include <unistd.h>
 
 using twinwire::Config;
@@ -117,28 +117,11 @@ TEST_CASE("a file that cannot be read for its permissions says so, with errno", 
     close(fd);
     REQUIRE(chmod(path, 0) == 0);
     // root reads any file: try as nobody in a child.
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
+    std::string e = twtest::output_of_child([&] {
         if (geteuid() == 0 && setuid(65534) != 0) _exit(3);
-        std::string e = error_of([&] { Config().load_file(path); });
-        ssize_t n = write(fds[1], e.data(), e.size());
-        _exit(n == static_cast<ssize_t>(e.size()) ? 0 : 4);
-    }
-    close(fds[1]);
-    std::string e;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0) e.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+        return error_of([&] { Config().load_file(path); });
+    });
     unlink(path);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
     CHECK(e == std::string(path) + ": cannot open configuration file: Permission denied (errno 13)");
 }
 

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <set>
 #include <cstring>
+#include <cstdlib>
+#include <dirent.h>
 
 using namespace twinwire;
 using namespace std::chrono_literals;
@@ -281,4 +283,60 @@ TEST_CASE("transport = auto where RDMA cannot be used serves TCP and logs one li
     auto lines = logs.from("transport");
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].text.find("using tcp: RDMA plugin not loaded") == 0);
+}
+
+namespace {
+
+bool kernel_has_rdma_device()
+{
+    DIR *dir = opendir("/sys/class/infiniband");
+    if (!dir) return false;
+    bool found = false;
+    while (const dirent *e = readdir(dir)) found = found || e->d_name[0] != '.';
+    closedir(dir);
+    return found;
+}
+
+// The fallback line of transport = auto with the test plugin named rdma
+// (its init finds no device), with the given extra settings.
+std::vector<LogCapture::Line> auto_fallback_lines(const std::vector<std::pair<std::string, std::string>> &extra)
+{
+    const char *plugin = std::getenv("TW_TEST_PLUGIN_CHECKS_CONFIG");
+    if (!plugin) FAIL("the test runner must set TW_TEST_PLUGIN_CHECKS_CONFIG");
+    Config c;
+    c.set("plugin_path", plugin);
+    c.set("listen_port", "0");
+    for (const auto &kv : extra) c.set(kv.first, kv.second);
+    LogCapture logs;
+    Runtime rt(c);
+    rt.start();
+    CHECK(rt.transport_name() == "tcp");
+    return logs.from("transport");
+}
+
+} // namespace
+
+TEST_CASE("transport = auto falling back to TCP on a host without RDMA devices logs the reason at INFO", "[runtime]")
+{
+    if (kernel_has_rdma_device()) {
+        WARN("not checked: /sys/class/infiniband lists a device here, so the fallback is a warning");
+        return;
+    }
+    auto lines = auto_fallback_lines({});
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].level == LogLevel::Info);
+    CHECK(lines[0].text.find("falling back to TCP") != std::string::npos);
+}
+
+TEST_CASE("transport = auto falling back to TCP although rdma.* settings were given logs the reason at WARN",
+          "[runtime]")
+{
+    const LogLevel saved = twinwire::log::level();
+    twinwire::log::set_level(LogLevel::Warn); // what an operator with log_level = warn sees
+    auto lines = auto_fallback_lines({{"rdma.window", "8"}});
+    twinwire::log::set_level(saved);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].level == LogLevel::Warn);
+    CHECK(lines[0].text.find("using tcp: RDMA plugin refused") == 0);
+    CHECK(lines[0].text.find("falling back to TCP") != std::string::npos);
 }

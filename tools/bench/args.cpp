@@ -66,9 +66,10 @@ public:
     {
         if (pos_ >= args_.size()) return false;
         const std::string &arg = args_[pos_++];
-        if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-            throw ArgError("unexpected argument '" + arg + "'; options start with --");
-        size_t eq = arg.find('=');
+        const bool is_short = arg.size() == 2 && arg[0] == '-' && arg[1] != '-';
+        if (!is_short && (arg.size() < 3 || arg.compare(0, 2, "--") != 0))
+            throw ArgError("unexpected argument '" + arg + "'; options start with -- (or - for the short ones)");
+        size_t eq = is_short ? std::string::npos : arg.find('=');
         name_ = arg.substr(0, eq);
         inline_value_.reset();
         if (eq != std::string::npos) inline_value_ = arg.substr(eq + 1);
@@ -92,6 +93,15 @@ private:
 
 using Handler = std::function<void(Reader &)>;
 using Table = std::map<std::string, Handler>;
+
+/// Short options as perftest, sockperf and redis-benchmark users type them;
+/// each mode lists its own, so a letter means what those tools mean by it
+/// (-d: the device for client/local/server as in perftest, the data size for
+/// resp as in redis-benchmark).
+void add_short(Table &t, std::initializer_list<std::pair<const char *, const char *>> pairs)
+{
+    for (const auto &p : pairs) t[p.first] = t.at(p.second);
+}
 
 // Runs the handler of each option; flags (no value) refuse "--flag=x".
 void run_table(Reader &r, const Table &table, const std::string &mode, bool *help)
@@ -131,6 +141,13 @@ void add_runtime(Table &t, RuntimeOptions &o)
         o.transport = v;
     };
     t["--threads"] = [&o](Reader &r) { o.threads = static_cast<unsigned>(parse_uint(r.value(), "--threads", 1, 256)); };
+    t["--device"] = [&o](Reader &r) {
+        o.device = r.value();
+        if (o.device->empty()) throw ArgError("--device: empty device name");
+    };
+    t["--gid-index"] = [&o](Reader &r) {
+        o.gid_index = static_cast<unsigned>(parse_uint(r.value(), "--gid-index", 0, 65535));
+    };
 }
 
 void add_target(Table &t, TargetOptions &o)
@@ -166,11 +183,20 @@ void add_sweep(Table &t, SweepOptions &o)
         else throw ArgError("--test: '" + v + "' is not a test; expected latency, throughput or both");
     };
     t["--json"] = flag(&o.json);
+    t["--csv"] = flag(&o.csv);
     add_stall(t, &o.stall_timeout_s);
+    add_short(t, {{"-s", "--sizes"}, {"-n", "--iterations"}, {"-D", "--duration"}, {"-c", "--connections"},
+                  {"-t", "--test"}, {"-d", "--device"}, {"-x", "--gid-index"}});
+}
+
+void refuse_json_and_csv(bool json, bool csv, const std::string &mode)
+{
+    if (json && csv) throw ArgError(mode + ": give --json or --csv, not both");
 }
 
 void finish_sweep(SweepOptions &o, const std::string &mode)
 {
+    refuse_json_and_csv(o.json, o.csv, mode);
     if (o.duration_s && o.iterations) throw ArgError(mode + ": give --duration or --iterations, not both");
     if (o.sizes.empty()) o.sizes = {64, 4096, 65536, size_t(1) << 20};
     if (o.tests.empty()) o.tests = {TestKind::Latency, TestKind::Throughput};
@@ -195,7 +221,32 @@ Mode parse_mode(const std::string &word)
 } // namespace
 
 const char *to_string(TestKind kind) { return kind == TestKind::Latency ? "latency" : "throughput"; }
-const char *to_string(RespTest test) { return test == RespTest::Set ? "SET" : "GET"; }
+namespace {
+const std::pair<RespTest, const char *> kRespTests[] = {
+    {RespTest::Set, "SET"}, {RespTest::Get, "GET"}, {RespTest::Incr, "INCR"}, {RespTest::Lpush, "LPUSH"},
+    {RespTest::Mget, "MGET"}};
+} // namespace
+
+const char *to_string(RespTest test)
+{
+    for (const auto &t : kRespTests)
+        if (t.first == test) return t.second;
+    return "?";
+}
+
+std::optional<RespTest> resp_test_named(const std::string &name)
+{
+    for (const auto &t : kRespTests)
+        if (lower(t.second) == lower(name)) return t.first;
+    return std::nullopt;
+}
+
+std::string resp_test_names()
+{
+    std::string names;
+    for (const auto &t : kRespTests) names += (names.empty() ? "" : ", ") + lower(t.second);
+    return names;
+}
 
 size_t parse_size(const std::string &text, const std::string &option)
 {
@@ -236,6 +287,7 @@ Invocation parse_args(const std::vector<std::string> &args)
     Table table;
     bool help = false;
     const std::string mode = args[0];
+    inv.server.runtime.args = inv.client.runtime.args = inv.local.runtime.args = inv.resp.runtime.args = args;
     switch (inv.mode) {
     case Mode::Server: {
         ServerOptions &o = inv.server;
@@ -245,6 +297,7 @@ Invocation parse_args(const std::vector<std::string> &args)
             if (o.listen.empty()) throw ArgError("--listen: empty address");
         };
         table["--port"] = [&o](Reader &r) { o.port = static_cast<int>(parse_uint(r.value(), "--port", 0, 65535)); };
+        add_short(table, {{"-p", "--port"}, {"-d", "--device"}, {"-x", "--gid-index"}});
         run_table(reader, table, mode, &help);
         break;
     }
@@ -253,6 +306,7 @@ Invocation parse_args(const std::vector<std::string> &args)
         add_runtime(table, o.runtime);
         add_target(table, o.target);
         add_sweep(table, o.sweep);
+        add_short(table, {{"-p", "--port"}});
         run_table(reader, table, mode, &help);
         if (!help) {
             require_target(o.target, mode);
@@ -294,14 +348,19 @@ Invocation parse_args(const std::vector<std::string> &args)
             std::string v = r.value();
             o.tests.clear();
             for (const std::string &item : split(lower(v), ',')) {
-                if (item == "set") o.tests.push_back(RespTest::Set);
-                else if (item == "get") o.tests.push_back(RespTest::Get);
-                else throw ArgError("--tests: '" + item + "' is not a test; expected a list of set, get");
+                auto test = resp_test_named(item);
+                if (!test) throw ArgError("--tests: '" + item + "' is not a test; expected a list of " + resp_test_names());
+                o.tests.push_back(*test);
             }
         };
         table["--json"] = flag(&o.json);
+        table["--csv"] = flag(&o.csv);
         add_stall(table, &o.stall_timeout_s);
+        // As redis-benchmark: -c clients, -n requests, -P pipeline, -d data size, -r keyspace, -t tests.
+        add_short(table, {{"-c", "--clients"}, {"-n", "--requests"}, {"-P", "--pipeline"}, {"-d", "--data-size"},
+                          {"-r", "--keyspace"}, {"-t", "--tests"}, {"-p", "--port"}, {"-x", "--gid-index"}});
         run_table(reader, table, mode, &help);
+        if (!help) refuse_json_and_csv(o.json, o.csv, mode);
         break;
     }
     case Mode::Help: break;
@@ -315,36 +374,44 @@ const char *usage()
     return R"(twinwire-bench: latency, throughput and RESP load over any twinwire transport
 
 Usage:
-  twinwire-bench server [--config FILE] [--listen ADDR] [--port N] [--transport auto|tcp|NAME[,NAME...]]
-                        [--threads N]
+  twinwire-bench server [--config FILE] [--listen ADDR] [-p|--port N] [--transport auto|tcp|NAME[,NAME...]]
+                        [--threads N] [-d|--device DEV] [-x|--gid-index N]
       Echo (latency) and sink (throughput) server; each connection says which
       it wants.  Prints "listening on ADDR:PORT" on stdout; stops on SIGINT/SIGTERM.
 
-  twinwire-bench client --host H --port P [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
-                        [--connections N] [--duration S | --iterations N]
-                        [--sizes 64,4k,64k,1M] [--test latency|throughput|both] [--json]
+  twinwire-bench client --host H -p|--port P [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
+                        [-c|--connections N] [-D|--duration S | -n|--iterations N]
+                        [-s|--sizes 64,4k,64k,1M] [-t|--test latency|throughput|both] [--json | --csv]
+                        [-d|--device DEV] [-x|--gid-index N]
                         [--threads N] [--config FILE] [--stall-timeout S]
-      Latency: ping-pong of one message per connection; p50/p99/p99.9/mean of
-      every round trip (us).  Throughput: one direction, the server
-      acknowledges the bytes it received at the end; MB/s (MB = 2^20 bytes,
-      as perftest counts) and messages/s.  --duration is per test and size
-      (default 3 s); --iterations is round trips / messages per connection.
+      Latency: ping-pong of one message per connection; mean/p50/p99/p99.9 of
+      every round trip (rt, us) and one way (ow = rt / 2, what perftest and
+      sockperf report).  Throughput: one direction, the server acknowledges
+      the bytes it received at the end; MB/s (MB = 2^20 bytes, as perftest
+      counts), Gb/s (10^9 bits, as link rates count) and messages/s.
+      --duration is per test and size (default 3 s); --iterations is round
+      trips / messages per connection.  --device and --gid-index set
+      rdma.device and rdma.gid_index (perftest's -d and -x).
 
   twinwire-bench local [--listen ADDR] [--source ADDR] [same options as client]
       Server and client in one process (default address 127.0.0.1).
 
-  twinwire-bench resp [--host H] [--port P] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
-                      [--clients 50] [--requests 100000] [--pipeline 1] [--data-size 3]
-                      [--keyspace 100000] [--tests set,get] [--json] [--threads N]
-                      [--config FILE] [--stall-timeout S]
-      Redis protocol load (like redis-benchmark): SET/GET key:<random> over
-      RESP2; strict reply checks; requests/s and p50/p99/p99.9 latency (ms).
-      Default target 127.0.0.1:6379.  Exits 1 when any reply was an error.
+  twinwire-bench resp [--host H] [-p|--port P] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
+                      [-c|--clients 50] [-n|--requests 100000] [-P|--pipeline 1] [-d|--data-size 3]
+                      [-r|--keyspace 100000] [-t|--tests set,get,incr,lpush,mget] [--json | --csv]
+                      [--device DEV] [-x|--gid-index N] [--threads N] [--config FILE] [--stall-timeout S]
+      Redis protocol load (like redis-benchmark, whose short options these
+      are): SET and GET key:<random>, INCR counter:<random>, LPUSH mylist,
+      MGET of 10 keys, over RESP2; strict reply checks; requests/s and
+      p50/p99/p99.9 latency (ms).  Default tests set,get; default target
+      127.0.0.1:6379.  Exits 1 when any reply was an error.
 
 Live progress goes to stderr once a second; the result table (or, with
---json, one JSON document) to stdout.  The first 10 round trips of each
-latency test warm up and are not counted.  A test that makes no progress
-for --stall-timeout seconds (default 30) is aborted and reported as failed.
+--json, one JSON document with the version, time, host, command line and
+every configuration key; with --csv, a header and one line per result) to
+stdout.  The first 10 round trips of each latency test warm up and are not
+counted.  A test that makes no progress for --stall-timeout seconds (default
+30) is aborted and reported as failed.
 Configuration: --config FILE, then TWINWIRE_* environment variables, then
 the options above (the last one wins).
 

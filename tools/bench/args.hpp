@@ -5,6 +5,7 @@
 
 #include "options.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ Invocation parse_args(const std::vector<std::string> &args);
 size_t parse_size(const std::string &text, const std::string &option);
 /// "64,4k,64k,1M".  Throws ArgError.
 std::vector<size_t> parse_size_list(const std::string &text, const std::string &option);
+
+/// The RESP test called `name` ("set", "LPUSH"), if there is one.
+std::optional<RespTest> resp_test_named(const std::string &name);
+/// "set, get, incr, lpush, mget".
+std::string resp_test_names();
 
 /// The --help text.
 const char *usage();

@@ -18,7 +18,7 @@ Step resp_step(RespTest test, const RespOptions &o, RespReport &report)
     step.label = to_string(test);
     step.unit = Progress::Unit::Requests;
     step.make = [test, &o, pool](unsigned index) {
-        return std::make_shared<RespWorker>(test, o, pool, uint64_t(index) * 2 + (test == RespTest::Get));
+        return std::make_shared<RespWorker>(test, o, pool, uint64_t(index) * 8 + static_cast<uint64_t>(test));
     };
     step.collect = [test, &o, &report](const Phase &phase) {
         RespResult r;
@@ -48,6 +48,7 @@ int run_resp(const RespOptions &options)
     rt.start();
     std::fprintf(stderr, "twinwire-bench resp: %s\n", describe_transport(rt).c_str());
     RespReport report;
+    report.meta = describe_run(rt, options.runtime.args);
     report.target = options.target.host + ":" + std::to_string(options.target.port);
     report.transport = rt.transport_name();
     report.transport_reason = rt.transport_reason();
@@ -60,7 +61,8 @@ int run_resp(const RespOptions &options)
     StepSettings settings{options.target, options.clients, options.stall_timeout_s};
     report.interrupted = !run_steps(rt, settings, std::move(steps));
 
-    const std::string text = options.json ? resp_json(report) : resp_table(report);
+    const std::string text =
+        options.json ? resp_json(report) : options.csv ? resp_csv(report) : resp_table(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     if (report.error_count() > 0) {

@@ -10,9 +10,10 @@
 namespace twinwire::bench {
 namespace {
 
-int print_report(const SweepReport &report, bool json)
+int print_report(const SweepReport &report, const SweepOptions &options)
 {
-    const std::string text = json ? sweep_json(report) : sweep_table(report);
+    const std::string text =
+        options.json ? sweep_json(report) : options.csv ? sweep_csv(report) : sweep_table(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     if (report.error_count() > 0) {
@@ -29,9 +30,11 @@ int run_client(const ClientOptions &options)
     Runtime rt(make_config(options.runtime));
     rt.start();
     std::fprintf(stderr, "twinwire-bench client: %s\n", describe_transport(rt).c_str());
+    RunMetadata meta = describe_run(rt, options.runtime.args);
     SweepReport report = run_sweep(rt, options.target, options.sweep);
     report.mode = "client";
-    return print_report(report, options.sweep.json);
+    report.meta = std::move(meta);
+    return print_report(report, options.sweep);
 }
 
 int run_local(const LocalOptions &options)
@@ -47,9 +50,11 @@ int run_local(const LocalOptions &options)
     target.host = options.listen;
     target.port = listener->port();
     target.source = options.source;
+    RunMetadata meta = describe_run(rt, options.runtime.args);
     SweepReport report = run_sweep(rt, target, options.sweep);
     report.mode = "local";
-    return print_report(report, options.sweep.json);
+    report.meta = std::move(meta);
+    return print_report(report, options.sweep);
 }
 
 } // namespace twinwire::bench

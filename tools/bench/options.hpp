@@ -15,6 +15,9 @@ struct RuntimeOptions {
     std::string config_file;              ///< --config: a twinwire INI file
     std::optional<std::string> transport; ///< --transport auto, tcp, NAME or NAME,NAME,...
     std::optional<unsigned> threads;      ///< --threads N (event-loop threads)
+    std::optional<std::string> device;    ///< --device NAME: rdma.device (as perftest's -d)
+    std::optional<unsigned> gid_index;    ///< --gid-index N: rdma.gid_index (as perftest's -x)
+    std::vector<std::string> args;        ///< the whole command line (after the program name), for the JSON
 };
 
 /// Where a client connects.
@@ -34,6 +37,7 @@ struct SweepOptions {
     std::vector<size_t> sizes;
     std::vector<TestKind> tests;
     bool json = false;
+    bool csv = false;
     unsigned stall_timeout_s = 30;        ///< abort a test that makes no progress this long
 
     double duration_or_default() const { return duration_s.value_or(iterations ? 0.0 : kDefaultDuration); }
@@ -59,7 +63,8 @@ struct LocalOptions {
     SweepOptions sweep;
 };
 
-enum class RespTest { Set, Get };
+/// The requests of redis-benchmark's tests of the same names.
+enum class RespTest { Set, Get, Incr, Lpush, Mget };
 
 struct RespOptions {
     RuntimeOptions runtime;
@@ -71,6 +76,7 @@ struct RespOptions {
     uint64_t keyspace = 100000;
     std::vector<RespTest> tests{RespTest::Set, RespTest::Get};
     bool json = false;
+    bool csv = false;
     unsigned stall_timeout_s = 30;
 };
 

@@ -29,10 +29,10 @@ std::string resp_command(std::initializer_list<std::string_view> words)
     return out;
 }
 
-std::string resp_key(uint64_t n)
+std::string resp_key(uint64_t n, const char *prefix)
 {
-    char key[32];
-    std::snprintf(key, sizeof key, "key:%012llu", static_cast<unsigned long long>(n));
+    char key[48];
+    std::snprintf(key, sizeof key, "%s:%012llu", prefix, static_cast<unsigned long long>(n));
     return key;
 }
 
@@ -65,12 +65,39 @@ void RespWorker::send_batch()
         return;
     }
     batch_.clear();
-    for (uint64_t i = 0; i < outstanding_; ++i) {
-        const std::string key = resp_key(next_random() % keyspace_);
-        batch_ += test_ == RespTest::Set ? resp_command({"SET", key, value_}) : resp_command({"GET", key});
-    }
+    for (uint64_t i = 0; i < outstanding_; ++i) batch_ += request();
     batch_sent_ns_ = monotonic_ns();
     if (!conn_->write(batch_)) finish("write refused (connection closing or over write_buffer_limit)");
+}
+
+// The commands of redis-benchmark's tests of the same names.
+std::string RespWorker::request()
+{
+    switch (test_) {
+    case RespTest::Set: return resp_command({"SET", resp_key(next_random() % keyspace_), value_});
+    case RespTest::Get: return resp_command({"GET", resp_key(next_random() % keyspace_)});
+    case RespTest::Incr: return resp_command({"INCR", resp_key(next_random() % keyspace_, "counter")});
+    case RespTest::Lpush: return resp_command({"LPUSH", "mylist", value_});
+    case RespTest::Mget: {
+        std::string keys[kMgetKeys];
+        for (std::string &k : keys) k = resp_key(next_random() % keyspace_);
+        return resp_command({"MGET", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8],
+                             keys[9]});
+    }
+    }
+    return "";
+}
+
+bool RespWorker::expected(const resp::Reply &reply) const
+{
+    switch (test_) {
+    case RespTest::Set: return reply.type == resp::Type::Status && reply.text == "OK";
+    case RespTest::Get: return reply.type == resp::Type::Bulk || reply.type == resp::Type::NullBulk;
+    case RespTest::Incr:
+    case RespTest::Lpush: return reply.type == resp::Type::Integer;
+    case RespTest::Mget: return reply.type == resp::Type::Array;
+    }
+    return false;
 }
 
 void RespWorker::on_data(Buffer &in)
@@ -97,10 +124,7 @@ void RespWorker::on_data(Buffer &in)
         latency_ns.record(now - batch_sent_ns_);
         end_ns = now;
         live_->operations.fetch_add(1, std::memory_order_relaxed);
-        const bool expected = test_ == RespTest::Set
-                                  ? reply.type == resp::Type::Status && reply.text == "OK"
-                                  : reply.type == resp::Type::Bulk || reply.type == resp::Type::NullBulk;
-        if (expected) {
+        if (expected(reply)) {
             ++replies;
         } else {
             ++error_replies;

@@ -6,6 +6,7 @@
 #include "histogram.hpp"
 #include "options.hpp"
 #include "phase.hpp"
+#include "resp_reply.hpp"
 
 #include <atomic>
 #include <memory>
@@ -23,8 +24,10 @@ struct RequestPool {
 
 /// One RESP2 command as an array of bulk strings.
 std::string resp_command(std::initializer_list<std::string_view> words);
-/// "key:000000001234", as redis-benchmark names keys with -r.
-std::string resp_key(uint64_t n);
+/// "key:000000001234", as redis-benchmark names keys with -r ("counter:..." for INCR).
+std::string resp_key(uint64_t n, const char *prefix = "key");
+/// Keys one MGET asks for, as redis-benchmark's MSET test writes ten.
+constexpr unsigned kMgetKeys = 10;
 
 class RespWorker : public Worker {
 public:
@@ -41,6 +44,10 @@ public:
 private:
     void send_batch();
     uint64_t next_random();
+    /// One request of this test, with fresh random keys.
+    std::string request();
+    /// Whether `reply` is the kind of reply this test's command gets.
+    bool expected(const resp::Reply &reply) const;
 
     RespTest test_;
     unsigned pipeline_;

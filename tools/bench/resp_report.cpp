@@ -32,11 +32,11 @@ std::string resp_table(const RespReport &r)
     out += transport_lines(r.transport, r.transport_reason, r.connections);
     out += strprintf("clients %u, pipeline %u, data size %zu, keyspace %llu\n\n", r.clients, r.pipeline, r.data_size,
                      (unsigned long long)r.keyspace);
-    out += strprintf("%-5s %11s %12s %9s %9s %9s %9s %9s %8s\n", "test", "requests", "requests/s", "mean_ms",
+    out += strprintf("%-6s %11s %12s %9s %9s %9s %9s %9s %8s\n", "test", "requests", "requests/s", "mean_ms",
                      "p50_ms", "p99_ms", "p99.9_ms", "max_ms", "errors");
     for (const RespResult &t : r.results) {
         const Histogram &h = t.latency_ns;
-        out += strprintf("%-5s %11llu %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %8llu\n", t.test.c_str(),
+        out += strprintf("%-6s %11llu %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %8llu\n", t.test.c_str(),
                          (unsigned long long)(t.replies + t.error_replies), t.requests_per_s(), h.mean() / 1e6,
                          ms(h.percentile(0.5)), ms(h.percentile(0.99)), ms(h.percentile(0.999)), ms(h.max()),
                          (unsigned long long)t.error_count());
@@ -51,7 +51,9 @@ std::string resp_json(const RespReport &r)
 {
     JsonWriter j;
     j.begin_object();
-    j.key("tool").value("twinwire-bench").key("mode").value("resp").key("target").value(r.target);
+    j.key("tool").value("twinwire-bench");
+    json_metadata(j, r.meta);
+    j.key("mode").value("resp").key("target").value(r.target);
     j.key("transport").value(r.transport).key("transport_reason").value(r.transport_reason);
     json_connections(j, r.connections);
     j.key("clients").value(r.clients).key("pipeline").value(r.pipeline);
@@ -73,6 +75,19 @@ std::string resp_json(const RespReport &r)
     j.key("interrupted").value(r.interrupted).key("errors").value(r.error_count());
     j.end_object();
     return j.text() + "\n";
+}
+
+std::string resp_csv(const RespReport &r)
+{
+    std::string out = "test,requests,requests_per_s,mean_ms,p50_ms,p99_ms,p999_ms,max_ms,errors\n";
+    for (const RespResult &t : r.results) {
+        const Histogram &h = t.latency_ns;
+        out += strprintf("%s,%llu,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%llu\n", t.test.c_str(),
+                         (unsigned long long)(t.replies + t.error_replies), t.requests_per_s(), h.mean() / 1e6,
+                         ms(h.percentile(0.5)), ms(h.percentile(0.99)), ms(h.percentile(0.999)), ms(h.max()),
+                         (unsigned long long)t.error_count());
+    }
+    return out;
 }
 
 } // namespace twinwire::bench

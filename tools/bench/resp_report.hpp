@@ -4,6 +4,7 @@
 
 #include "connection_summary.hpp"
 #include "histogram.hpp"
+#include "run_metadata.hpp"
 
 #include <map>
 #include <string>
@@ -36,11 +37,14 @@ struct RespReport {
     uint64_t keyspace = 0;
     std::vector<RespResult> results;
     bool interrupted = false;
+    RunMetadata meta; ///< version, time, host, configuration (JSON)
 
     uint64_t error_count() const;
 };
 
 std::string resp_table(const RespReport &report);
 std::string resp_json(const RespReport &report);
+/// A header line, then one line per test.
+std::string resp_csv(const RespReport &report);
 
 } // namespace twinwire::bench

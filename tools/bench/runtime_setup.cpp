@@ -12,6 +12,9 @@ Config make_config(const RuntimeOptions &options)
     config.load_environment();
     if (options.transport) config.set("transport", *options.transport, "--transport");
     if (options.threads) config.set("threads", std::to_string(*options.threads), "--threads");
+    // perftest's -d and -x: which RDMA device, and the GID to connect from.
+    if (options.device) config.set("rdma.device", *options.device, "--device");
+    if (options.gid_index) config.set("rdma.gid_index", std::to_string(*options.gid_index), "--gid-index");
     return config;
 }
 

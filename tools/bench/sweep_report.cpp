@@ -51,25 +51,30 @@ std::string sweep_table(const SweepReport &r)
     std::string out = "twinwire-bench " + r.mode + " -> " + r.target + "\n";
     out += transport_lines(r.transport, r.transport_reason, r.connections);
     if (!r.latency.empty()) {
-        out += "\nlatency (round trip, us)\n";
-        out += strprintf("%-9s %5s %11s %11s %9s %9s %9s %9s %9s %9s\n", "size", "conns", "round_trips",
-                             "rt/s", "mean", "p50", "p99", "p99.9", "min", "max");
+        // perftest and sockperf report one way (half the round trip): both are shown, labelled.
+        out += "\nlatency (us): rt = round trip; ow = one way = rt / 2, as perftest and sockperf report it\n";
+        out += strprintf("%-9s %5s %11s %9s  %8s %8s %8s %8s %8s %8s  %8s %8s %8s %8s\n", "size", "conns",
+                         "round_trips", "rt/s", "rt_mean", "rt_p50", "rt_p99", "rt_p99.9", "rt_min", "rt_max",
+                         "ow_mean", "ow_p50", "ow_p99", "ow_p99.9");
         for (const LatencyResult &l : r.latency) {
             const Histogram &h = l.round_trip_ns;
             double rate = l.seconds > 0 ? double(h.count()) / l.seconds : 0;
-            out += strprintf("%-9s %5u %11llu %11.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
-                                 format_size(l.size).c_str(), l.connections, (unsigned long long)h.count(), rate,
-                                 h.mean() / 1000.0, us(h.percentile(0.5)), us(h.percentile(0.99)),
-                                 us(h.percentile(0.999)), us(h.min()), us(h.max()));
+            out += strprintf("%-9s %5u %11llu %9.0f  %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f  %8.2f %8.2f %8.2f %8.2f\n",
+                             format_size(l.size).c_str(), l.connections, (unsigned long long)h.count(), rate,
+                             h.mean() / 1000.0, us(h.percentile(0.5)), us(h.percentile(0.99)),
+                             us(h.percentile(0.999)), us(h.min()), us(h.max()), h.mean() / 2000.0,
+                             us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2, us(h.percentile(0.999)) / 2);
         }
         for (const LatencyResult &l : r.latency) list_errors(out, "latency " + format_size(l.size), l.errors);
     }
     if (!r.throughput.empty()) {
-        out += "\nthroughput (one direction, MB = 2^20 bytes)\n";
-        out += strprintf("%-9s %5s %12s %12s %14s %9s\n", "size", "conns", "MB/s", "msgs/s", "bytes", "seconds");
+        out += "\nthroughput (one direction; MB = 2^20 bytes as perftest counts, Gb = 10^9 bits as links count)\n";
+        out += strprintf("%-9s %5s %12s %10s %12s %14s %9s\n", "size", "conns", "MB/s", "Gb/s", "msgs/s", "bytes",
+                         "seconds");
         for (const ThroughputResult &t : r.throughput)
-            out += strprintf("%-9s %5u %12.2f %12.0f %14llu %9.3f\n", format_size(t.size).c_str(), t.connections,
-                                 t.mb_per_s(), t.messages_per_s(), (unsigned long long)t.bytes, t.seconds);
+            out += strprintf("%-9s %5u %12.2f %10.3f %12.0f %14llu %9.3f\n", format_size(t.size).c_str(),
+                             t.connections, t.mb_per_s(), t.gbit_per_s(), t.messages_per_s(),
+                             (unsigned long long)t.bytes, t.seconds);
         for (const ThroughputResult &t : r.throughput)
             list_errors(out, "throughput " + format_size(t.size), t.errors);
     }
@@ -81,7 +86,9 @@ std::string sweep_json(const SweepReport &r)
 {
     JsonWriter j;
     j.begin_object();
-    j.key("tool").value("twinwire-bench").key("mode").value(r.mode).key("target").value(r.target);
+    j.key("tool").value("twinwire-bench");
+    json_metadata(j, r.meta);
+    j.key("mode").value(r.mode).key("target").value(r.target);
     j.key("transport").value(r.transport).key("transport_reason").value(r.transport_reason);
     j.key("threads").value(r.threads);
     json_connections(j, r.connections);
@@ -94,6 +101,9 @@ std::string sweep_json(const SweepReport &r)
         j.key("mean_us").value(h.mean() / 1000.0).key("p50_us").value(us(h.percentile(0.5)));
         j.key("p99_us").value(us(h.percentile(0.99))).key("p999_us").value(us(h.percentile(0.999)));
         j.key("min_us").value(us(h.min())).key("max_us").value(us(h.max()));
+        j.key("one_way_mean_us").value(h.mean() / 2000.0).key("one_way_p50_us").value(us(h.percentile(0.5)) / 2);
+        j.key("one_way_p99_us").value(us(h.percentile(0.99)) / 2);
+        j.key("one_way_p999_us").value(us(h.percentile(0.999)) / 2);
         json_stats(j, l.stats);
         json_errors(j, l.errors);
         j.end_object();
@@ -103,7 +113,8 @@ std::string sweep_json(const SweepReport &r)
     for (const ThroughputResult &t : r.throughput) {
         j.begin_object().key("size").value(uint64_t(t.size)).key("connections").value(t.connections);
         j.key("bytes").value(t.bytes).key("messages").value(t.messages).key("seconds").value(t.seconds);
-        j.key("mb_per_s").value(t.mb_per_s()).key("messages_per_s").value(t.messages_per_s());
+        j.key("mb_per_s").value(t.mb_per_s()).key("gbit_per_s").value(t.gbit_per_s());
+        j.key("messages_per_s").value(t.messages_per_s());
         json_stats(j, t.stats);
         json_errors(j, t.errors);
         j.end_object();
@@ -113,6 +124,31 @@ std::string sweep_json(const SweepReport &r)
     j.key("errors").value(uint64_t(r.error_count()));
     j.end_object();
     return j.text() + "\n";
+}
+
+} // namespace twinwire::bench
+
+namespace twinwire::bench {
+
+std::string sweep_csv(const SweepReport &r)
+{
+    std::string out = "test,size,connections,count,seconds,rate_per_s,rt_mean_us,rt_p50_us,rt_p99_us,rt_p999_us,"
+                      "rt_min_us,rt_max_us,one_way_mean_us,one_way_p50_us,one_way_p99_us,one_way_p999_us,mb_per_s,"
+                      "gbit_per_s,bytes,errors\n";
+    for (const LatencyResult &l : r.latency) {
+        const Histogram &h = l.round_trip_ns;
+        out += strprintf("latency,%zu,%u,%llu,%.6f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,,,,%zu\n",
+                         l.size, l.connections, (unsigned long long)h.count(), l.seconds,
+                         l.seconds > 0 ? double(h.count()) / l.seconds : 0.0, h.mean() / 1000.0,
+                         us(h.percentile(0.5)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.min()),
+                         us(h.max()), h.mean() / 2000.0, us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2,
+                         us(h.percentile(0.999)) / 2, l.errors.size());
+    }
+    for (const ThroughputResult &t : r.throughput)
+        out += strprintf("throughput,%zu,%u,%llu,%.6f,%.1f,,,,,,,,,,,%.3f,%.4f,%llu,%zu\n", t.size, t.connections,
+                         (unsigned long long)t.messages, t.seconds, t.messages_per_s(), t.mb_per_s(), t.gbit_per_s(),
+                         (unsigned long long)t.bytes, t.errors.size());
+    return out;
 }
 
 } // namespace twinwire::bench

@@ -5,6 +5,7 @@
 
 #include "connection_summary.hpp"
 #include "histogram.hpp"
+#include "run_metadata.hpp"
 
 #include <twinwire/transport.h>
 
@@ -35,6 +36,8 @@ struct ThroughputResult {
     std::vector<std::string> errors;
 
     double mb_per_s() const { return seconds > 0 ? double(bytes) / double(1 << 20) / seconds : 0; }
+    /// Gb/s as link rates count (10^9 bits), beside MB/s as perftest counts.
+    double gbit_per_s() const { return seconds > 0 ? double(bytes) * 8 / 1e9 / seconds : 0; }
     double messages_per_s() const { return seconds > 0 ? double(messages) / seconds : 0; }
 };
 
@@ -48,11 +51,15 @@ struct SweepReport {
     std::vector<LatencyResult> latency;
     std::vector<ThroughputResult> throughput;
     bool interrupted = false; ///< SIGINT ended it early
+    RunMetadata meta;         ///< version, time, host, configuration (JSON)
 
     size_t error_count() const;
 };
 
 std::string sweep_table(const SweepReport &report);
 std::string sweep_json(const SweepReport &report);
+/// One header line, then one line per test and size (latency and throughput
+/// columns side by side, the other test's left empty).
+std::string sweep_csv(const SweepReport &report);
 
 } // namespace twinwire::bench

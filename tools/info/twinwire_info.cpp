@@ -31,17 +31,6 @@ void usage(FILE *out)
                  "configuration is wrong), 2 on usage.\n");
 }
 
-void print_indented(const std::string &text)
-{
-    size_t start = 0;
-    while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        std::printf("  %s\n", text.substr(start, end - start).c_str());
-        start = end + 1;
-    }
-}
-
 std::vector<std::string> caps_names(uint64_t caps)
 {
     static const std::pair<uint64_t, const char *> known[] = {
@@ -98,26 +87,62 @@ Verdict decide(const Config &config)
 }
 
 // The search for one plugin the configuration names, and its probe (no init).
-void print_plugin_search(const std::string &name, const Config &config)
-{
+struct PluginSearch {
+    std::string name;
     PluginLoadReport report;
-    std::unique_ptr<PluginLibrary> lib = PluginLibrary::open(name, config, &report);
-    std::printf("%s plugin search, in order:\n", name == "rdma" ? "RDMA" : name.c_str());
-    for (const auto &d : report.search_dirs) std::printf("  %s\n", d.c_str());
+    bool loaded = false;
+    std::vector<std::string> probe; ///< the plugin's probe text, one entry per line
+};
+
+std::vector<std::string> lines_of(const std::string &text)
+{
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
+// The plugins the configuration names (auto: rdma), tcp excluded.
+std::vector<PluginSearch> search_plugins(const Config &config)
+{
+    std::vector<std::string> names = config.transport_list();
+    if (names.size() == 1 && names[0] == "auto") names = {"rdma"};
+    std::vector<PluginSearch> out;
+    for (const auto &name : names) {
+        if (name == "tcp") continue;
+        PluginSearch s;
+        s.name = name;
+        std::unique_ptr<PluginLibrary> lib = PluginLibrary::open(name, config, &s.report);
+        s.loaded = lib != nullptr;
+        if (lib) s.probe = lines_of(lib->probe(config));
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+void print_plugin_search(const PluginSearch &s)
+{
+    std::printf("%s plugin search, in order:\n", s.name == "rdma" ? "RDMA" : s.name.c_str());
+    for (const auto &d : s.report.search_dirs) std::printf("  %s\n", d.c_str());
     std::printf("files tried:\n");
-    for (const auto &a : report.attempts) std::printf("  %s: %s\n", a.path.c_str(), a.result.c_str());
-    if (!lib) return;
-    std::printf("plugin: %s, ABI %u.%u, version %s\n", report.path.c_str(), report.abi_major, report.abi_minor,
-                report.plugin_version.c_str());
-    std::string probe = lib->probe(config);
-    if (!probe.empty()) {
+    for (const auto &a : s.report.attempts) std::printf("  %s: %s\n", a.path.c_str(), a.result.c_str());
+    if (!s.loaded) return;
+    std::printf("plugin: %s, ABI %u.%u, version %s\n", s.report.path.c_str(), s.report.abi_major,
+                s.report.abi_minor, s.report.plugin_version.c_str());
+    if (!s.probe.empty()) {
         std::printf("devices (from the plugin's probe):\n");
-        print_indented(probe);
+        for (const auto &line : s.probe) std::printf("  %s\n", line.c_str());
     }
 }
 
 void print_text(const Config &config, const std::vector<std::string> &places,
-                const std::vector<PluginFileReport> &files, const Verdict &v)
+                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches,
+                const Verdict &v)
 {
     const ConfigValue *mode = config.find("transport");
     std::printf("twinwire ABI %d.%d\n", TW_ABI_MAJOR, TW_ABI_MINOR);
@@ -136,18 +161,11 @@ void print_text(const Config &config, const std::vector<std::string> &places,
     }
     std::printf("\n");
 
-    std::vector<std::string> names = config.transport_list();
-    if (names.size() == 1 && names[0] == "auto") names = {"rdma"};
-    bool any_plugin = false;
-    for (const auto &n : names) {
-        if (n == "tcp") continue;
-        print_plugin_search(n, config);
-        any_plugin = true;
-    }
-    if (!any_plugin) std::printf("transport = tcp: plugins are not looked at\n");
+    for (const PluginSearch &s : searches) print_plugin_search(s);
+    if (searches.empty()) std::printf("transport = tcp: plugins are not looked at\n");
     for (const auto &d : v.described) {
         std::printf("in use (%s):\n", d.first.c_str());
-        print_indented(d.second);
+        for (const auto &line : lines_of(d.second)) std::printf("  %s\n", line.c_str());
     }
     std::printf("\n%s\n", memlock_report().c_str());
     std::printf("\ntransport: %s\n", v.transport.c_str());
@@ -158,7 +176,8 @@ void print_text(const Config &config, const std::vector<std::string> &places,
 }
 
 void print_json(const Config &config, const std::vector<std::string> &places,
-                const std::vector<PluginFileReport> &files, const Verdict &v)
+                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches,
+                const Verdict &v)
 {
     const ConfigValue *mode = config.find("transport");
     std::printf("{\n  \"version\": %s,\n  \"abi\": \"%d.%d\",\n", json_string(TW_INFO_VERSION).c_str(), TW_ABI_MAJOR,
@@ -178,6 +197,21 @@ void print_json(const Config &config, const std::vector<std::string> &places,
             std::printf(", \"why_not\": %s}", json_string(f.why_not).c_str());
     }
     std::printf("%s],\n", files.empty() ? "" : "\n  ");
+    std::printf("  \"searches\": [");
+    for (size_t i = 0; i < searches.size(); ++i) {
+        const PluginSearch &s = searches[i];
+        std::vector<std::string> tried;
+        for (const auto &a : s.report.attempts) tried.push_back(a.path + ": " + a.result);
+        std::printf("%s\n    {\"name\": %s, \"search_path\": %s, \"files_tried\": %s, \"loads\": %s, \"probe\": %s}",
+                    i ? "," : "", json_string(s.name).c_str(), json_list(s.report.search_dirs).c_str(),
+                    json_list(tried).c_str(), s.loaded ? "true" : "false", json_list(s.probe).c_str());
+    }
+    std::printf("%s],\n", searches.empty() ? "" : "\n  ");
+    std::printf("  \"in_use_describe\": {");
+    for (size_t i = 0; i < v.described.size(); ++i)
+        std::printf("%s%s: %s", i ? ", " : "", json_string(v.described[i].first).c_str(),
+                    json_list(lines_of(v.described[i].second)).c_str());
+    std::printf("},\n");
     std::printf("  \"transport\": %s,\n  \"in_use\": %s,\n  \"reason\": %s,\n  \"can_start\": %s,\n",
                 json_string(v.transport).c_str(), json_list(v.in_use).c_str(), json_string(v.reason).c_str(),
                 v.can_start ? "true" : "false");
@@ -223,8 +257,9 @@ int main(int argc, char **argv)
 
     std::vector<std::string> places;
     std::vector<PluginFileReport> files = list_plugin_files(config, &places);
+    std::vector<PluginSearch> searches = search_plugins(config);
     Verdict v = decide(config);
-    if (json) print_json(config, places, files, v);
-    else print_text(config, places, files, v);
+    if (json) print_json(config, places, files, searches, v);
+    else print_text(config, places, files, searches, v);
     return v.can_start ? 0 : 1;
 }

@@ -1,38 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Connection and server commands: PING, ECHO, QUIT, SELECT, INFO, CONFIG GET.
+// Connection and server commands: PING, ECHO, QUIT, SELECT, CLIENT, INFO, CONFIG GET.
 #include "commands.hpp"
+#include "glob.hpp"
 #include "session.hpp"
 
 #include <algorithm>
 
 namespace kvd {
-namespace {
-
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-/// Glob match with '*' and '?', ignoring case (CONFIG GET patterns).
-bool glob_match(std::string_view pattern, std::string_view text)
-{
-    size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
-    while (t < text.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || lower(pattern[p]) == lower(text[t]))) {
-            ++p;
-            ++t;
-        } else if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            resume = t;
-        } else if (star != std::string_view::npos) {
-            p = star + 1;
-            t = ++resume;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
-
-} // namespace
 
 namespace cmd {
 
@@ -57,6 +31,32 @@ void select(CommandContext &ctx)
     ctx.reply.ok();
 }
 
+void client(CommandContext &ctx)
+{
+    std::string_view sub = ctx.args[1];
+    Session &session = ctx.session;
+    if (equals_nocase(sub, "setname") && ctx.args.size() == 3) {
+        for (char c : ctx.args[2])
+            if (c < '!' || c > '~')
+                return ctx.reply.error("ERR Client names cannot contain spaces, newlines or special characters.");
+        session.name = std::string(ctx.args[2]);
+        ctx.reply.ok();
+    } else if (equals_nocase(sub, "getname") && ctx.args.size() == 2) {
+        if (session.name.empty()) ctx.reply.null();
+        else ctx.reply.bulk(session.name);
+    } else if (equals_nocase(sub, "id") && ctx.args.size() == 2) {
+        ctx.reply.integer(static_cast<long long>(session.id()));
+    } else if (equals_nocase(sub, "setinfo") && ctx.args.size() == 4) {
+        ctx.reply.ok(); // what client libraries announce (lib-name, lib-ver): accepted, not kept
+    } else if (equals_nocase(sub, "setname") || equals_nocase(sub, "getname") || equals_nocase(sub, "id") ||
+               equals_nocase(sub, "setinfo")) {
+        ctx.reply.error(errors::wrong_arity("client|" + std::string(sub)));
+    } else {
+        ctx.reply.error("ERR unknown subcommand '" + std::string(sub.substr(0, 128)) +
+                        "'. Try CLIENT SETNAME, GETNAME, ID or SETINFO.");
+    }
+}
+
 void info(CommandContext &ctx)
 {
     std::vector<std::string_view> sections(ctx.args.begin() + 1, ctx.args.end());
@@ -75,7 +75,7 @@ void config(CommandContext &ctx)
     std::vector<std::pair<std::string, std::string>> matched;
     for (const auto &param : ctx.host.config_parameters()) {
         bool hit = std::any_of(ctx.args.begin() + 2, ctx.args.end(),
-                               [&](std::string_view pattern) { return glob_match(pattern, param.first); });
+                               [&](std::string_view pattern) { return glob_match(pattern, param.first, true); });
         if (hit) matched.push_back(param);
     }
     ctx.reply.array(matched.size() * 2);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// String commands: SET, GET, MSET, MGET, INCR and friends.
+// String commands: SET, GET, MSET, MGET, INCR, GETSET, GETDEL, SETNX, SETEX and friends.
 #include "commands.hpp"
 #include "integer_text.hpp"
 
@@ -10,7 +10,8 @@ namespace {
 
 /// The expiry of SET, or an error reply.  Accepts what Redis accepts:
 /// > 0 and small enough to add to the clock.
-bool parse_ttl(CommandContext &ctx, std::string_view text, long long unit_ms, int64_t &ttl_ms)
+bool parse_ttl(CommandContext &ctx, std::string_view text, long long unit_ms, int64_t &ttl_ms,
+               const char *command = "set")
 {
     long long n = 0;
     if (!parse_integer(text, n)) {
@@ -18,7 +19,7 @@ bool parse_ttl(CommandContext &ctx, std::string_view text, long long unit_ms, in
         return false;
     }
     if (n <= 0 || n > LLONG_MAX / 4 / unit_ms) {
-        ctx.reply.error("ERR invalid expire time in 'set' command");
+        ctx.reply.error(std::string("ERR invalid expire time in '") + command + "' command");
         return false;
     }
     ttl_ms = n * unit_ms;
@@ -32,7 +33,24 @@ void reply_incr(CommandContext &ctx, long long delta)
     case IncrStatus::Ok: ctx.reply.integer(result); break;
     case IncrStatus::NotInteger: ctx.reply.error(errors::kNotInteger); break;
     case IncrStatus::Overflow: ctx.reply.error("ERR increment or decrement would overflow"); break;
+    case IncrStatus::WrongType: ctx.reply.error(errors::kWrongType); break;
     }
+}
+
+/// SETEX and PSETEX: key, time, value.
+void set_expiring(CommandContext &ctx, long long unit_ms, const char *command)
+{
+    SetOptions opt;
+    if (!parse_ttl(ctx, ctx.args[2], unit_ms, opt.ttl_ms, command)) return;
+    ctx.keyspace.set(ctx.args[1], ctx.args[3], opt);
+    ctx.reply.ok();
+}
+
+void reply_string(CommandContext &ctx, Found found, const std::string &value)
+{
+    if (!not_wrong_type(ctx, found)) return;
+    if (found == Found::Yes) ctx.reply.bulk(value);
+    else ctx.reply.null();
 }
 
 } // namespace
@@ -69,8 +87,32 @@ void set(CommandContext &ctx)
 void get(CommandContext &ctx)
 {
     Reply &reply = ctx.reply;
-    if (!ctx.keyspace.read(ctx.args[1], [&reply](std::string_view value) { reply.bulk(value); })) reply.null();
+    Found found = ctx.keyspace.read(ctx.args[1], [&reply](std::string_view value) { reply.bulk(value); });
+    if (found == Found::No) reply.null();
+    else not_wrong_type(ctx, found);
 }
+
+void getset(CommandContext &ctx)
+{
+    std::string old;
+    reply_string(ctx, ctx.keyspace.replace(ctx.args[1], ctx.args[2], old), old);
+}
+
+void getdel(CommandContext &ctx)
+{
+    std::string value;
+    reply_string(ctx, ctx.keyspace.take(ctx.args[1], value), value);
+}
+
+void setnx(CommandContext &ctx)
+{
+    SetOptions opt;
+    opt.condition = SetOptions::Condition::IfAbsent;
+    ctx.reply.integer(ctx.keyspace.set(ctx.args[1], ctx.args[2], opt) ? 1 : 0);
+}
+
+void setex(CommandContext &ctx) { set_expiring(ctx, 1000, "setex"); }
+void psetex(CommandContext &ctx) { set_expiring(ctx, 1, "psetex"); }
 
 void mset(CommandContext &ctx)
 {

@@ -64,6 +64,9 @@ const std::vector<CommandSpec> &command_table();
 /// The command called `name`, in any letter case, or nullptr.
 const CommandSpec *find_command(std::string_view name);
 
+/// The command in ctx.args[0] when it exists and has a valid number of
+/// arguments; otherwise nullptr, with the error in ctx.reply.
+const CommandSpec *checked_command(CommandContext &ctx);
 /// Run the request in ctx.args: look it up, check its arity, call it, and
 /// always leave exactly one reply.
 void execute(CommandContext &ctx);
@@ -94,14 +97,76 @@ void flushall(CommandContext &);
 void info(CommandContext &);
 void config(CommandContext &);
 void command(CommandContext &);
+void client(CommandContext &);
+// strings
+void getset(CommandContext &);
+void getdel(CommandContext &);
+void setnx(CommandContext &);
+void setex(CommandContext &);
+void psetex(CommandContext &);
+// keys
+void keys(CommandContext &);
+void scan(CommandContext &);
+void type(CommandContext &);
+// lists
+void lpush(CommandContext &);
+void rpush(CommandContext &);
+void lpop(CommandContext &);
+void rpop(CommandContext &);
+void lrange(CommandContext &);
+void llen(CommandContext &);
+// sets
+void sadd(CommandContext &);
+void srem(CommandContext &);
+void spop(CommandContext &);
+void smembers(CommandContext &);
+void sismember(CommandContext &);
+void scard(CommandContext &);
+// hashes
+void hset(CommandContext &);
+void hmset(CommandContext &);
+void hget(CommandContext &);
+void hgetall(CommandContext &);
+void hdel(CommandContext &);
+void hlen(CommandContext &);
+void hexists(CommandContext &);
+// sorted sets
+void zadd(CommandContext &);
+void zpopmin(CommandContext &);
+void zrange(CommandContext &);
+void zcard(CommandContext &);
+void zscore(CommandContext &);
+void zrem(CommandContext &);
+// transactions
+void multi(CommandContext &);
+void exec(CommandContext &);
+void discard(CommandContext &);
+void watch(CommandContext &);
+void unwatch(CommandContext &);
 } // namespace cmd
 
 /// Shared replies.
 namespace errors {
 constexpr const char *kSyntax = "ERR syntax error";
 constexpr const char *kNotInteger = "ERR value is not an integer or out of range";
+constexpr const char *kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
+constexpr const char *kNotPositive = "ERR value is out of range, must be positive";
 std::string wrong_arity(std::string_view command);
 } // namespace errors
+
+/// Reply WRONGTYPE when `found` says so; true when the command goes on.
+inline bool not_wrong_type(CommandContext &ctx, Found found)
+{
+    if (found != Found::WrongType) return true;
+    ctx.reply.error(errors::kWrongType);
+    return false;
+}
+
+/// The words from args[first] on.
+inline std::vector<std::string_view> args_from(const CommandContext &ctx, size_t first)
+{
+    return std::vector<std::string_view>(ctx.args.begin() + static_cast<long>(first), ctx.args.end());
+}
 
 /// ASCII case-insensitive equality (command names, options).
 bool equals_nocase(std::string_view a, std::string_view b);

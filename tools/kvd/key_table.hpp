@@ -6,8 +6,11 @@
 // user space under redis-benchmark.
 #pragma once
 
+#include "collections.hpp"
+
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +19,10 @@ namespace kvd {
 
 struct Item {
     int64_t expire_at = 0; ///< clock ms; 0 = never
-    std::string value;
+    std::string value;     ///< a string key's value
+    /// A list, set, hash or sorted set; nullptr for a string key.  Behind a
+    /// pointer so string keys, the common case, stay small.
+    std::unique_ptr<Collection> collection;
 
     std::string_view key() const { return {reinterpret_cast<const char *>(this + 1), key_size_}; }
 
@@ -51,6 +57,11 @@ public:
     {
         for (const Slot &s : slots_)
             if (s.item) fn(*s.item);
+    }
+    template <class Fn> void for_each_with_hash(Fn &&fn) const
+    {
+        for (const Slot &s : slots_)
+            if (s.item) fn(s.hash, *s.item);
     }
 
 private:

@@ -3,6 +3,7 @@
 
 #include "integer_text.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 
@@ -33,6 +34,13 @@ void Keyspace::erase_entry(Shard &s, Item *item, const Key &key)
 {
     if (item->expire_at != 0) --s.volatile_keys;
     s.table.erase(key.text, key.hash);
+    ++s.version;
+}
+
+void Keyspace::drop_if_empty(Shard &s, Item *item, const Key &key)
+{
+    bool empty = std::visit([](const auto &c) { return c.empty(); }, *item->collection);
+    if (empty) erase_entry(s, item, key);
 }
 
 void Keyspace::set_expiry(Shard &s, Item *item, int64_t expire_at)
@@ -41,6 +49,7 @@ void Keyspace::set_expiry(Shard &s, Item *item, int64_t expire_at)
     if (old == 0 && expire_at != 0) ++s.volatile_keys;
     if (old != 0 && expire_at == 0) --s.volatile_keys;
     item->expire_at = expire_at;
+    ++s.version;
     if (expire_at == 0) return;
     s.expiries.emplace(expire_at, std::string(item->key()));
     compact_expiries(s);
@@ -61,8 +70,13 @@ void Keyspace::compact_expiries(Shard &s)
 
 void Keyspace::store(Shard &s, Item *item, const Key &key, std::string_view value, const SetOptions &options)
 {
-    if (!item) item = s.table.insert(key.text, key.hash, value);
-    else item->value.assign(value.data(), value.size());
+    if (!item) {
+        item = s.table.insert(key.text, key.hash, value);
+    } else {
+        item->value.assign(value.data(), value.size());
+        item->collection.reset(); // SET replaces a value of any type
+    }
+    ++s.version;
     if (!options.keep_ttl) set_expiry(s, item, options.ttl_ms > 0 ? clock_.now_ms() + options.ttl_ms : 0);
 }
 
@@ -76,6 +90,102 @@ bool Keyspace::set(std::string_view name, std::string_view value, const SetOptio
     if (options.condition == SetOptions::Condition::IfPresent && !item) return false;
     store(s, item, key, value, options);
     return true;
+}
+
+Found Keyspace::replace(std::string_view name, std::string_view value, std::string &old)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (item && item->collection) return Found::WrongType;
+    if (!item) {
+        store(s, nullptr, key, value, SetOptions());
+        return Found::No;
+    }
+    std::string fresh(value); // allocated before anything changes
+    old.swap(item->value);
+    item->value.swap(fresh);
+    set_expiry(s, item, 0); // GETSET drops the expiry, as SET does
+    return Found::Yes;
+}
+
+Found Keyspace::take(std::string_view name, std::string &value)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return Found::No;
+    if (item->collection) return Found::WrongType;
+    value.swap(item->value);
+    erase_entry(s, item, key);
+    return Found::Yes;
+}
+
+const char *Keyspace::type_of(std::string_view name)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return "none";
+    return item->collection ? type_name(*item->collection) : "string";
+}
+
+uint64_t Keyspace::scan(uint64_t cursor, size_t count, std::vector<ScannedKey> &out)
+{
+    const int64_t now = clock_.now_ms();
+    const size_t wanted = std::max<size_t>(count, 1);
+    for (size_t stripe = cursor >> (64 - kShardBits); stripe < kShards; ++stripe) {
+        Shard &s = shards_[stripe];
+        std::lock_guard<std::mutex> lock(s.mutex);
+        // The live keys of this stripe from the cursor on, fewest hashes first.
+        std::vector<std::pair<uint64_t, const Item *>> next;
+        s.table.for_each_with_hash([&](uint64_t hash, const Item &item) {
+            if (hash >= cursor && (item.expire_at == 0 || item.expire_at > now)) next.emplace_back(hash, &item);
+        });
+        const size_t room = wanted > out.size() ? wanted - out.size() : 0;
+        auto by_hash = [](const auto &a, const auto &b) { return a.first < b.first; };
+        size_t take = next.size();
+        if (next.size() > room) {
+            std::nth_element(next.begin(), next.begin() + static_cast<long>(room), next.end(), by_hash);
+            std::sort(next.begin(), next.begin() + static_cast<long>(room) + 1, by_hash);
+            // Never split keys of one hash between two calls: the cursor is a hash.
+            take = room;
+            const uint64_t boundary = next[room].first;
+            while (take > 0 && next[take - 1].first == boundary) --take;
+            if (take == 0) { // all of the first `room` share one hash: take every key with it
+                std::sort(next.begin(), next.end(), by_hash);
+                while (take < next.size() && next[take].first == boundary) ++take;
+            }
+        }
+        for (size_t i = 0; i < take; ++i) {
+            const Item &item = *next[i].second;
+            out.push_back({std::string(item.key()), item.collection ? type_name(*item.collection) : "string"});
+        }
+        if (take < next.size()) return next[take].first; // the first hash not returned
+        cursor = static_cast<uint64_t>(stripe + 1) << (64 - kShardBits);
+        if (stripe + 1 == kShards || out.size() >= wanted) return stripe + 1 == kShards ? 0 : cursor;
+    }
+    return 0;
+}
+
+Keyspace::Watch Keyspace::watch(std::string_view name)
+{
+    Shard &s = shard_for(Key(name));
+    std::lock_guard<std::mutex> lock(s.mutex);
+    return {static_cast<size_t>(&s - shards_), s.version};
+}
+
+bool Keyspace::changed_since(const std::vector<Watch> &watches)
+{
+    for (const Watch &w : watches) {
+        Shard &s = shards_[w.stripe];
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.version != w.version) return true;
+    }
+    return false;
 }
 
 bool Keyspace::erase(std::string_view name)
@@ -104,6 +214,7 @@ IncrStatus Keyspace::incr_by(std::string_view name, long long delta, long long &
     std::lock_guard<std::mutex> lock(s.mutex);
     Item *item = find_live(s, key);
     long long current = 0;
+    if (item && item->collection) return IncrStatus::WrongType;
     if (item && !parse_integer(item->value, current)) return IncrStatus::NotInteger;
     if ((delta > 0 && current > LLONG_MAX - delta) || (delta < 0 && current < LLONG_MIN - delta))
         return IncrStatus::Overflow;
@@ -111,6 +222,7 @@ IncrStatus Keyspace::incr_by(std::string_view name, long long delta, long long &
     // INCR keeps the key's expiry, as Redis does.
     if (!item) s.table.insert(key.text, key.hash, integer_text(result));
     else item->value = integer_text(result);
+    ++s.version;
     return IncrStatus::Ok;
 }
 
@@ -229,6 +341,7 @@ void Keyspace::clear()
         s.table.clear();
         s.expiries = decltype(s.expiries)();
         s.volatile_keys = 0;
+        ++s.version;
     }
     for (size_t i = kShards; i-- > 0;) shards_[i].mutex.unlock();
 }

@@ -5,6 +5,7 @@
 #include "daemonize.hpp"
 #include "keyspace.hpp"
 #include "server.hpp"
+#include "service_notify.hpp"
 #include "settings.hpp"
 
 #include <twinwire/log.hpp>
@@ -23,6 +24,12 @@
 #endif
 
 namespace {
+
+void tell_service_manager(const std::string &state)
+{
+    std::string why = kvd::notify_service_manager(state);
+    if (!why.empty()) TW_WARN("kvd", "cannot notify the service manager: %s", why.c_str());
+}
 
 /// Runs in the process that stays (the daemon after detaching): RDMA is
 /// initialised here, never before a fork.
@@ -59,7 +66,14 @@ int serve(twinwire::Config config, kvd::Settings settings, const std::string &co
             server.listening_transports().c_str(), runtime.transport_name().c_str(),
             runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()));
     if (daemon) daemon->ready();
+    // Type=notify: systemd counts the service as started only now, and shows
+    // the STATUS line in `systemctl status`.
+    const std::string status = "serving on " + runtime.config().listen_address() + ":" +
+                               std::to_string(server.port()) + " over " + server.listening_transports() +
+                               " (transport " + runtime.transport_name() + ")";
+    tell_service_manager("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(getpid()));
     runtime.run();
+    tell_service_manager("STOPPING=1\nSTATUS=stopped");
     TW_INFO("kvd", "stopped");
     return 0;
 }
@@ -79,6 +93,12 @@ int main(int argc, char **argv)
     kvd::define_keys(config);
     if (cl.help) {
         twinwire::log::set_level(twinwire::LogLevel::Error); // listing plugins' keys loads them: no log lines
+        // The plugins are found where the daemon would find them (plugin_path from the file, the environment
+        // or --set); a mistake in the configuration is --check-config's to report, not --help's.
+        try {
+            kvd::load_config(config, cl);
+        } catch (const twinwire::ConfigError &) {
+        }
         std::fputs(kvd::usage_text(config).c_str(), stdout);
         return 0;
     }

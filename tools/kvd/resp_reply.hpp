@@ -4,6 +4,8 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -70,6 +72,19 @@ public:
     void null()
     {
         if (fits(5)) out_.append("$-1\r\n", 5);
+    }
+    /// RESP2's null array: EXEC of a transaction a WATCH aborted, LPOP with a count on a missing key.
+    void null_array()
+    {
+        if (fits(5)) out_.append("*-1\r\n", 5);
+    }
+    /// A double as Redis 7.0 writes a score (%.17g; inf, -inf).
+    void score(double value)
+    {
+        if (std::isinf(value)) return bulk(value > 0 ? "inf" : "-inf");
+        char text[32];
+        int n = std::snprintf(text, sizeof text, "%.17g", value);
+        bulk(std::string_view(text, static_cast<size_t>(n)));
     }
     void array(size_t count)
     {

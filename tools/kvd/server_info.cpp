@@ -4,8 +4,12 @@
 
 #include <twinwire/connection.hpp>
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #ifndef KVD_VERSION
 #define KVD_VERSION "unknown"
@@ -18,14 +22,38 @@ namespace {
 // what Redis 7.0 speaks for the commands we have.
 constexpr const char *kCompatibleRedisVersion = "7.0.0";
 
-const char *const kDefaultSections[] = {"server", "clients", "stats", "transport", "keyspace"};
+const char *const kDefaultSections[] = {"server", "clients", "memory", "stats", "replication", "cpu",
+                                        "transport", "keyspace"};
 
+// Clients read a value holding ',' and '=' as a "k=v,k=v" list (redis-py's
+// parse_info raises ValueError on free text such as transport_reason), and a
+// line break would end the field: free text has its commas written as ';'.
 void field(std::string &out, const char *name, const std::string &value)
 {
     out += name;
     out += ':';
-    for (char c : value) out += (c == '\r' || c == '\n') ? ' ' : c;
+    for (char c : value) out += (c == '\r' || c == '\n') ? ' ' : c == ',' ? ';' : c;
     out += "\r\n";
+}
+
+void seconds_field(std::string &out, const char *name, double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6f", value);
+    field(out, name, std::string(text));
+}
+
+double seconds(const timeval &t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; }
+
+/// Resident bytes of this process (/proc/self/statm), 0 when unreadable.
+uint64_t resident_bytes()
+{
+    unsigned long pages = 0, resident = 0;
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    int n = std::fscanf(f, "%lu %lu", &pages, &resident);
+    std::fclose(f);
+    return n == 2 ? static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
 void field(std::string &out, const char *name, uint64_t value) { field(out, name, std::to_string(value)); }
@@ -84,6 +112,26 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         out += "# Clients\r\n";
         field(out, "connected_clients", clients_.load());
         field(out, "maxclients", settings_.maxclients);
+    } else if (name == "memory") {
+        struct mallinfo2 m = mallinfo2(); // what the allocator hands out, as Redis' used_memory
+        out += "# Memory\r\n";
+        field(out, "used_memory", static_cast<uint64_t>(m.uordblks + m.hblkhd));
+        field(out, "used_memory_rss", resident_bytes());
+        field(out, "maxmemory", static_cast<uint64_t>(0));
+        field(out, "maxmemory_policy", "noeviction");
+    } else if (name == "replication") {
+        out += "# Replication\r\n";
+        field(out, "role", "master");
+        field(out, "connected_slaves", static_cast<uint64_t>(0));
+    } else if (name == "cpu") {
+        struct rusage self, children;
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
+        out += "# CPU\r\n";
+        seconds_field(out, "used_cpu_sys", seconds(self.ru_stime));
+        seconds_field(out, "used_cpu_user", seconds(self.ru_utime));
+        seconds_field(out, "used_cpu_sys_children", seconds(children.ru_stime));
+        seconds_field(out, "used_cpu_user_children", seconds(children.ru_utime));
     } else if (name == "stats") {
         out += "# Stats\r\n";
         field(out, "total_connections_received", total(&LoopStats::accepted));

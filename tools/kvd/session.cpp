@@ -4,6 +4,8 @@
 #include <twinwire/log.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <new>
 
 namespace kvd {
@@ -15,10 +17,20 @@ constexpr size_t kPullupSlack = 64u << 10;
 // Argument slots kept after a request: a huge one gives its memory back.
 constexpr size_t kKeepArgs = 4096;
 
+std::atomic<uint64_t> next_client_id{1};
+
+/// Commands that act at once between MULTI and EXEC instead of being queued.
+bool runs_inside_multi(const CommandSpec &spec)
+{
+    return spec.handler == cmd::exec || spec.handler == cmd::discard || spec.handler == cmd::multi ||
+           spec.handler == cmd::watch || spec.handler == cmd::quit;
+}
+
 } // namespace
 
 Session::Session(Keyspace &keyspace, Host &host, const RequestLimits &limits, SessionCounters &counters)
-    : keyspace_(keyspace), host_(host), limits_(limits), counters_(counters), parser_(limits)
+    : keyspace_(keyspace), host_(host), limits_(limits), counters_(counters), parser_(limits),
+      id_(next_client_id.fetch_add(1, std::memory_order_relaxed))
 {
 }
 
@@ -46,6 +58,7 @@ Session::Outcome Session::give_up_out_of_memory(std::string &out)
     parser_.reset();
     Request().args.swap(request_.args);
     std::string().swap(request_.storage);
+    transaction_.reset();
     out_of_memory_ = true;
     counters_.out_of_memory.fetch_add(1, std::memory_order_relaxed);
     request_close("out of memory while serving its request");
@@ -64,7 +77,7 @@ void Session::run_request(Reply &reply)
     reply.limit_to(reply_start_ > Reply::kUnlimited - limits_.max_reply ? Reply::kUnlimited
                                                                          : reply_start_ + limits_.max_reply);
     CommandContext ctx{request_.args, reply, keyspace_, *this, host_};
-    execute(ctx);
+    dispatch(ctx);
     if (reply.overflowed()) {
         // Stopped while it was built (at most max_reply bytes were copied):
         // the client gets an error instead, and stays connected.
@@ -80,6 +93,25 @@ void Session::run_request(Reply &reply)
     }
     reply.limit_to(Reply::kUnlimited);
     if (request_.args.capacity() > kKeepArgs) Request().args.swap(request_.args);
+}
+
+void Session::dispatch(CommandContext &ctx)
+{
+    const CommandSpec *spec = checked_command(ctx);
+    if (!spec) {
+        if (transaction_.active) transaction_.aborted = true; // EXEC will answer EXECABORT
+        return;
+    }
+    if (transaction_.active && !runs_inside_multi(*spec)) {
+        if (transaction_.queue(ctx.args, limits_.max_request)) return ctx.reply.simple("QUEUED");
+        transaction_.aborted = true;
+        return ctx.reply.error("ERR the commands queued since MULTI exceed max_request_size (" +
+                               std::to_string(limits_.max_request) + " bytes)");
+    }
+    // EXEC takes every lane itself; every other command runs in its own.
+    if (spec->handler == cmd::exec) return spec->handler(ctx);
+    std::lock_guard<std::mutex> lane_lock(keyspace_.gate().lane(lane));
+    spec->handler(ctx);
 }
 
 Session::Outcome Session::run(twinwire::Buffer &input, std::string &out, size_t out_limit)

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "resp_parser.hpp"
+#include "transaction.hpp"
 
 #include <twinwire/buffer.hpp>
 
@@ -54,6 +55,14 @@ public:
     twinwire::Connection *connection = nullptr;
     /// The client's address, for log lines.
     std::string peer = "(no connection)";
+    /// The loop this session runs on: its lane of the keyspace's TransactionGate.
+    size_t lane = 0;
+    /// CLIENT SETNAME / GETNAME / ID.
+    std::string name;
+    uint64_t id() const { return id_; }
+    /// MULTI / EXEC / WATCH state.
+    Transaction &transaction() { return transaction_; }
+    const RequestLimits &limits() const { return limits_; }
     uint64_t commands_processed() const { return commands_; }
     /// Bytes the parser examined, and bytes copied to make requests
     /// contiguous: the tests' measure that a request costs work linear in
@@ -65,6 +74,8 @@ private:
     Outcome run(twinwire::Buffer &input, std::string &out, size_t out_limit);
     /// Run request_ with its reply limited to max_reply.
     void run_request(Reply &reply);
+    /// Run or queue (inside MULTI) one checked command.
+    void dispatch(CommandContext &ctx);
     /// After std::bad_alloc: keep the replies gathered before the failing
     /// request, free what this session holds, and close.
     Outcome give_up_out_of_memory(std::string &out);
@@ -83,6 +94,8 @@ private:
     bool out_of_memory_ = false;
     std::string close_reason_;
     uint64_t commands_ = 0;
+    uint64_t id_;
+    Transaction transaction_;
 };
 
 } // namespace kvd

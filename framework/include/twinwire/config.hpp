@@ -3,6 +3,7 @@
 // calls, validated against a schema of known keys.
 #pragma once
 
+#include <twinwire/error.hpp>
 #include <twinwire/export.hpp>
 
 #include <cstdint>
@@ -16,10 +17,15 @@
 namespace twinwire {
 
 /// Thrown for unknown keys, bad values and unreadable files.  what() names the
-/// key, the value and where it came from ("twinwire.conf:12").
-class TW_API ConfigError : public std::runtime_error {
+/// key, the value and where it came from ("twinwire.conf:12"); code() is
+/// errc::bad_config, errc::unknown_config_key, or for a file that cannot be
+/// read its errno (== std::errc::no_such_file_or_directory, ...).  A
+/// StartupError: catching that around start-up catches these too.
+class TW_API ConfigError : public StartupError {
 public:
-    using std::runtime_error::runtime_error;
+    explicit ConfigError(const std::string &what) : StartupError(errc::bad_config, what) {}
+    ConfigError(std::error_code code, const std::string &what) : StartupError(code, what) {}
+    ConfigError(errc code, const std::string &what) : StartupError(code, what) {}
 };
 
 /// "foo": a transport name ([a-z0-9_], 1..32, not "auto").  Returns "" when

@@ -5,6 +5,7 @@
 #include <twinwire/export.hpp>
 
 #include <twinwire/buffer.hpp>
+#include <twinwire/error.hpp>
 #include <twinwire/transport.h>
 
 #include <chrono>
@@ -26,6 +27,13 @@ struct TW_API CloseInfo {
     int error = 0;       ///< 0 for a clean end, else a negative errno / TW_E* code
     std::string reason;  ///< one line: "peer closed", "read: Connection reset by peer", ...
     bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
+    /// What to branch on: errc::closed_locally (close(), the runtime
+    /// stopping), errc::aborted (abort()), errc::peer_closed (end of
+    /// stream), errc::peer_reset, errc::timed_out (output not flushed in
+    /// time, a dead peer, a read/write/idle timeout), errc::record_too_long
+    /// (read_until's maximum), errc::callback_threw, errc::transport_error, or
+    /// for a connect that failed its handshake the connect codes.
+    std::error_code code;
 };
 
 /**
@@ -52,7 +60,8 @@ struct TW_API CloseInfo {
  * from the handler for the next).  While a request waits, on_data does not
  * run; the bytes after a record stay buffered for the next request, or go to
  * on_data when none is made.  A delimiter not found within max_bytes closes
- * the connection with error -EMSGSIZE and a reason naming the limit (the
+ * the connection with errc::record_too_long (error -EMSGSIZE) and a reason
+ * naming the limit (the
  * output queued so far is still flushed).
  *
  * Watermarks: output above the high watermark makes write_blocked() true
@@ -62,13 +71,15 @@ struct TW_API CloseInfo {
  * Timeouts (0: off; defaults from read_timeout_ms, write_timeout_ms,
  * idle_timeout_ms): no byte received for the read timeout while reading is
  * on, queued output that makes no progress for the write timeout, or no
- * traffic either way for the idle timeout close the connection with error
- * -ETIMEDOUT, the queued output dropped, and a reason naming the timeout.
+ * traffic either way for the idle timeout close the connection with
+ * errc::timed_out (error -ETIMEDOUT), the queued output dropped, and a
+ * reason naming the timeout.
  *
  * Exceptions: one escaping a callback (on_data, on_eof, on_drain, the accept
  * or connect handler) ends that connection only - logged at ERROR with the
- * exception's text, its on_close told why (error -ECONNABORTED) - and the
- * loop keeps serving the others; one escaping on_close is logged.
+ * exception's text, its on_close told why (code errc::callback_threw, error
+ * -ECONNABORTED) - and the loop keeps serving the others; one escaping
+ * on_close is logged.
  */
 class TW_API Connection : public std::enable_shared_from_this<Connection> {
 public:
@@ -203,7 +214,7 @@ private:
     ssize_t writev_chunks(evbuffer *buf);
     size_t reserve_size();
     void adapt_reserve(size_t got, size_t reserved);
-    void finish(int error, std::string reason, bool by_peer, bool defer_callback);
+    void finish(std::error_code code, int error, std::string reason, bool by_peer, bool defer_callback);
     void update_interest();
     void release_handlers();
     std::string error_text(const char *call, int err) const;

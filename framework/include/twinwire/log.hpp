@@ -30,7 +30,7 @@ TW_API bool enabled(LogLevel level);
 TW_API void set_file(const std::string &path);
 /// Reopen the current log file (after logrotate moved it; SIGHUP in daemons).
 /// Safe to call from any thread; returns false when it could not reopen.
-TW_API bool reopen();
+[[nodiscard]] TW_API bool reopen();
 
 /// Send every line to `sink` as well (tests capture logs this way).
 /// nullptr removes it.  The sink runs under the log lock: keep it short.

@@ -7,6 +7,7 @@
 
 #include <twinwire/config.hpp>
 #include <twinwire/connection.hpp>
+#include <twinwire/error.hpp>
 #include <twinwire/loop.hpp>
 #include <twinwire/transport.hpp>
 
@@ -21,13 +22,6 @@ namespace twinwire {
 class Runtime;
 struct ListenerImpl;
 
-/// Thrown by Runtime::start() / listen() when the process cannot serve:
-/// transport = rdma and the plugin failed, the address is in use, ...
-class TW_API StartupError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
 struct TW_API ListenOptions {
     std::string address;   ///< "" = config listen_address; "unix:/path", "unix:@name", "*" (IPv6 and IPv4)
     int port = -1;         ///< -1 = config listen_port; 0 = any free port
@@ -35,7 +29,7 @@ struct TW_API ListenOptions {
     /// Socket activation (a service manager passed listening sockets,
     /// LISTEN_FDS): the one named so in LISTEN_FDNAMES; "" = the next one
     /// not yet taken.  Without passed sockets (or all taken) the listener binds.
-    std::string fd_name;
+    std::string fd_name = {};
 };
 
 /// A listening endpoint: one listener per transport in use (auto: TCP and,
@@ -76,9 +70,12 @@ struct TW_API ConnectOptions {
     std::optional<std::string> transport;
 };
 
-/// The outcome of connect(): a connection, or nullptr and the error text.
-/// Runs on the connection's loop.
-using ConnectHandler = std::function<void(const ConnectionPtr &, const std::string &error)>;
+/// The outcome of connect(): a connection and an empty error, or nullptr and
+/// the error (error.code: errc::connection_refused, errc::timed_out,
+/// errc::unreachable, errc::resolve_failed, ...; error.message: one line).
+/// Runs on the connection's loop.  A handler taking (const ConnectionPtr &,
+/// const std::string &) gets the message.
+using ConnectHandler = std::function<void(const ConnectionPtr &, const ConnectError &error)>;
 
 /**
  * Lifetime: construct with a Config on the main thread, start(), set up
@@ -93,9 +90,10 @@ public:
     Runtime(const Runtime &) = delete;
     Runtime &operator=(const Runtime &) = delete;
 
-    /// Apply logging settings, select transports (throws StartupError when
-    /// a transport named alone, or every one of a list, is not usable;
-    /// ConfigError for configuration mistakes), create the loops and threads.
+    /// Apply logging settings, select transports (throws StartupError with
+    /// errc::transport_unavailable when a transport named alone, or every
+    /// one of a list, is not usable; ConfigError, a StartupError, for
+    /// configuration mistakes), create the loops and threads.
     void start();
 
     const Config &config() const { return config_; }
@@ -113,9 +111,12 @@ public:
     /// address of a host name; a socket passed by systemd when there is
     /// one, see ListenOptions::fd_name).  Called
     /// on the main thread, it binds before returning and throws StartupError
-    /// on failure (with several transports in use, one other than the last
-    /// that cannot listen here is skipped with a warning).
-    std::shared_ptr<Listener> listen(const ListenOptions &options, AcceptHandler on_accept);
+    /// on failure (code() errc::address_in_use, errc::address_unavailable,
+    /// errc::permission_denied, errc::resolve_failed, ...; with several
+    /// transports in use, one other than the last that cannot listen here is
+    /// skipped with a warning).  Keep the Listener: destroying it stops
+    /// listening (and says so in the log).
+    [[nodiscard]] std::shared_ptr<Listener> listen(const ListenOptions &options, AcceptHandler on_accept);
 
     /// Connect.  With several transports in use (auto with RDMA, or a
     /// list), a connect that fails for any reason (refused, unreachable,

@@ -43,10 +43,10 @@ public:
     /// directory; only absolute paths.  The first file that exists decides,
     /// and it must declare the transport `name`.  Returns nullptr with
     /// report->reason on failure.
-    static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config, PluginLoadReport *report);
+    [[nodiscard]] static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config, PluginLoadReport *report);
     /// Open exactly this file (absolute path); when `expected_name` is not
     /// empty the plugin must declare that transport name.
-    static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report,
+    [[nodiscard]] static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report,
                                                     const std::string &expected_name = {});
     ~PluginLibrary();
 
@@ -72,7 +72,7 @@ private:
 class TW_API Transport {
 public:
     /// The built-in TCP backend.  Throws std::runtime_error if it cannot init.
-    static std::unique_ptr<Transport> builtin_tcp(const Config &config);
+    [[nodiscard]] static std::unique_ptr<Transport> builtin_tcp(const Config &config);
     /// Initialise a loaded plugin.  Returns nullptr and sets *why when the
     /// plugin's init refuses.  Throws ConfigError when init reports a bad
     /// value (-TW_ECONFIG) or leaves keys under its prefix unread (unknown
@@ -82,7 +82,7 @@ public:
     /// table an older host would (members past the size zeroed), to check
     /// that a plugin does without what it lacks, or that it refuses a table
     /// below TW_HOST_SIZE_V1 (std::invalid_argument below the 8-byte header).
-    static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
+    [[nodiscard]] static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
                                                   std::string *why, uint32_t host_table_size = 0);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
 
@@ -180,6 +180,6 @@ TW_API std::vector<std::string> transport_keys(const std::string &name, const Co
  * usable); auto is rdma if usable, else tcp, logging ONE line with the
  * reason.  Configuration mistakes throw ConfigError in every mode.
  */
-TW_API TransportSelection select_transports(const Config &config);
+[[nodiscard]] TW_API TransportSelection select_transports(const Config &config);
 
 } // namespace twinwire

@@ -15,7 +15,9 @@ readonly EXIT_SKIP=77
 readonly EXIT_TIMEOUT=124
 readonly EXIT_RUNNER=125
 
-PROG=softroce-run
+# The name it was called by: softroce-run in the tree, twinwire-softroce-run
+# installed.
+PROG=$(basename "$0")
 QUIET=${QUIET:-0}
 REQUIRED=${REQUIRED:-0}
 

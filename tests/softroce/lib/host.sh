@@ -2,7 +2,14 @@
 # What the host must provide for a guest: packages, qemu, an accelerator
 # (sourced by softroce-run; needs common.sh and $SOFTROCE_DIR).
 
-PACKAGE_LIST=$SOFTROCE_DIR/../debian-packages.txt
+# The project's one list: next to the scripts when installed, one directory
+# up in the source tree.
+PACKAGE_LIST=$SOFTROCE_DIR/debian-packages.txt
+[ -r "$PACKAGE_LIST" ] || PACKAGE_LIST=$SOFTROCE_DIR/../debian-packages.txt
+# Packages are installed only when asked (--setup, --install-packages or
+# SOFTROCE_RUN_INSTALL_PACKAGES=1): run as a test, a missing package is a
+# skip that names the apt-get line, never an install behind the user's back.
+INSTALL_PACKAGES=${SOFTROCE_RUN_INSTALL_PACKAGES:-0}
 QEMU_BIN=${SOFTROCE_RUN_QEMU:-qemu-system-x86_64}
 
 # The packages of the project's one list that the guest needs.
@@ -21,13 +28,17 @@ missing_packages() {
   for p in $(guest_packages); do pkg_installed "$p" || printf '%s\n' "$p"; done
 }
 
-# Installs what the guest needs, or explains why no guest is possible.
+# Installs what the guest needs when asked to, or explains why no guest is
+# possible and how to get what is missing.
 ensure_host_packages() {
   local missing
   missing=$(missing_packages | tr '\n' ' ')
   missing=${missing% }
   [ -n "$missing" ] || return 0
-  is_root || no_guest "packages missing ($missing) and not root to install them: apt-get install $missing"
+  local line="apt-get install -y --no-install-recommends $missing"
+  [ "$INSTALL_PACKAGES" = 1 ] ||
+    no_guest "host packages missing: $missing; install them with: $line (as root), or run $PROG --setup"
+  is_root || no_guest "packages missing ($missing) and not root to install them: $line"
   msg "installing host packages: $missing"
   export DEBIAN_FRONTEND=noninteractive
   # shellcheck disable=SC2086 # a list of package names

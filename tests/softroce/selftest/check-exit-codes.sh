@@ -27,7 +27,7 @@ ln -s fake "$tmp/cache/current"
   cache_stamp >"$tmp/cache/fake/stamp"
 )
 
-# Missing host packages are installed when root; otherwise nothing can run.
+# Missing host packages (or no qemu): nothing can run.
 if ! "$runner" --check >"$tmp/check.out" 2>&1; then
   echo "1..0 # SKIP softroce-run cannot run here: $(tail -n1 "$tmp/check.out")"
   exit 0

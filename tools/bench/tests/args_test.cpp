@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "args.hpp"
+#include "runtime_setup.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -137,9 +138,64 @@ TEST_CASE("resp defaults match redis-benchmark's and its options parse", "[args]
     CHECK(r.resp.keyspace == 10);
     CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Get});
     CHECK(r.resp.json);
-    CHECK(error_of({"resp", "--tests", "set,incr"}).find("--tests: 'incr'") == 0);
+    CHECK(error_of({"resp", "--tests", "set,hmset"}).find("--tests: 'hmset' is not a test; expected a list of set, get, "
+                                                         "incr, lpush, mget") == 0);
     CHECK(error_of({"resp", "--keyspace", "0"}).find("--keyspace: 0 is out of range") == 0);
     CHECK(error_of({"resp", "--clients", "0"}).find("--clients") == 0);
+}
+
+TEST_CASE("resp runs redis-benchmark's incr, lpush and mget tests beside set and get", "[args]")
+{
+    Invocation r = parse({"resp", "--tests", "incr,LPUSH,mget,set"});
+    CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Incr, RespTest::Lpush, RespTest::Mget, RespTest::Set});
+    CHECK(std::string(to_string(RespTest::Lpush)) == "LPUSH");
+}
+
+TEST_CASE("short options mean what perftest, sockperf and redis-benchmark users expect, per mode", "[args]")
+{
+    // perftest / sockperf: -s size, -n iterations, -D duration, -d device, -x GID index, -p port.
+    Invocation c = parse({"client", "--host", "h", "-p", "7000", "-s", "64,4k", "-n", "500", "-c", "3", "-t",
+                          "latency", "-d", "mlx5_0", "-x", "3"});
+    CHECK(c.client.target.port == 7000);
+    CHECK(c.client.sweep.sizes == std::vector<size_t>{64, 4096});
+    CHECK(c.client.sweep.iterations == 500u);
+    CHECK(c.client.sweep.connections == 3);
+    CHECK(c.client.sweep.tests == std::vector<TestKind>{TestKind::Latency});
+    CHECK(c.client.runtime.device == "mlx5_0");
+    CHECK(c.client.runtime.gid_index == 3u);
+    CHECK(parse({"local", "-D", "0.5"}).local.sweep.duration_s == 0.5);
+    CHECK(parse({"server", "-p", "9000", "-d", "rxe0"}).server.runtime.device == "rxe0");
+    // redis-benchmark: -c clients, -n requests, -P pipeline, -d data size, -r keyspace, -t tests.
+    Invocation r = parse({"resp", "-p", "6380", "-c", "4", "-n", "99", "-P", "8", "-d", "100", "-r", "7", "-t",
+                          "get,incr"});
+    CHECK(r.resp.target.port == 6380);
+    CHECK(r.resp.clients == 4);
+    CHECK(r.resp.requests == 99);
+    CHECK(r.resp.pipeline == 8);
+    CHECK(r.resp.data_size == 100);
+    CHECK(r.resp.keyspace == 7);
+    CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Get, RespTest::Incr});
+    CHECK(error_of({"resp", "-D", "1"}).find("resp: unknown option -D") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "-s"}).find("-s needs a value") == 0);
+    CHECK(error_of({"client", "-zz"}).find("unexpected argument '-zz'") == 0);
+}
+
+TEST_CASE("--csv and --json are each one output format, not both", "[args]")
+{
+    CHECK(parse({"local", "--csv"}).local.sweep.csv);
+    CHECK(parse({"resp", "--csv"}).resp.csv);
+    CHECK(error_of({"local", "--csv", "--json"}).find("local: give --json or --csv, not both") == 0);
+    CHECK(error_of({"resp", "--json", "--csv"}).find("resp: give --json or --csv, not both") == 0);
+}
+
+TEST_CASE("--device and --gid-index become rdma.device and rdma.gid_index with their origin", "[args]")
+{
+    Invocation c = parse({"local", "--device", "rxe0", "--gid-index", "1"});
+    twinwire::Config config = make_config(c.local.runtime);
+    CHECK(config.get("rdma.device") == "rxe0");
+    CHECK(config.find("rdma.device")->origin == "--device");
+    CHECK(config.get("rdma.gid_index") == "1");
+    CHECK(error_of({"local", "--gid-index", "x"}).find("--gid-index: 'x' is not a number") == 0);
 }
 
 TEST_CASE("--help in any mode, or as the mode, asks for the usage text", "[args]")

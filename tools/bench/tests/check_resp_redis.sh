@@ -49,6 +49,23 @@ case $key in key:[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]) ;
 [ "$(redis-cli -p "$port" get "$key")" = xxxxxxx ] || fail "$key does not hold the 7-byte value"
 echo "ok: redis holds $keys keys named like $key with the value sent"
 
+# redis-benchmark's INCR, LPUSH and MGET tests, with the short options it uses.
+"$bench" resp -p "$port" --transport tcp -c 4 -n 300 -P 3 -d 5 -r 50 -t incr,lpush,mget --csv \
+    >"$dir/more.out" 2>"$dir/more.err" || fail "resp -t incr,lpush,mget exited with status $?"
+python3 - "$dir/more.out" <<'PY' || fail "CSV of incr, lpush, mget"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["test"] for r in rows] == ["INCR", "LPUSH", "MGET"], rows
+for r in rows:
+    assert r["requests"] == "300" and r["errors"] == "0" and float(r["requests_per_s"]) > 0, r
+PY
+[ "$(redis-cli -p "$port" llen mylist)" = 300 ] || fail "mylist holds $(redis-cli -p "$port" llen mylist) items, expected 300"
+[ "$(redis-cli -p "$port" lindex mylist 0)" = xxxxx ] || fail "mylist does not hold the 5-byte value"
+total=0
+for key in $(redis-cli -p "$port" --scan --pattern 'counter:*'); do total=$((total + $(redis-cli -p "$port" get "$key"))); done
+[ "$total" -eq 300 ] || fail "the counters add up to $total, expected 300 INCRs"
+echo "ok: 300 INCR, LPUSH and MGET requests each, all with good replies; the counters add up to 300, mylist holds 300"
+
 redis-cli -p "$port" flushall >/dev/null
 redis-cli -p "$port" rpush key:000000000000 a >/dev/null
 if "$bench" resp --port "$port" --transport tcp --clients 2 --requests 50 --keyspace 1 --tests get \

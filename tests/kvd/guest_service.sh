@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs inside the SoftRoCE guest (tests/softroce), where RDMA devices exist:
+# what an operator sees of the transport (issue 13 items 3 and 4).
+# - twinwire-info lists each port's link and netdev (tests/unit/check_info_rdma.sh);
+# - with RLIMIT_MEMLOCK too low (and no CAP_IPC_LOCK), transport = auto falls
+#   back to TCP with a WARN line that log_level = warn shows, naming what
+#   the pool can grow to;
+# - the notify protocol's STATUS names RDMA as the transport in use.
+# One TAP stream.
+#
+#   guest_service.sh KVD INFO PLUGIN_DIR
+set -u
+KVD=$1 INFO=$2 PLUGIN_DIR=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
+    echo "guest_service.sh: SOFTROCE_SERVER_IP is not set: run me through softroce-run" >&2
+    exit 2
+fi
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kvd-guest-service.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+. "$HERE/tap.sh"
+
+# twinwire-info's own TAP lines, renumbered into this stream (the guest has
+# no /dev/fd: a file, not a process substitution).
+"$HERE/../unit/check_info_rdma.sh" "$INFO" "$PLUGIN_DIR" >"$WORK/info.tap"
+while IFS= read -r line; do
+    case $line in
+    "ok "*) ok "twinwire-info: ${line#ok * - }" ;;
+    "not ok "*) not_ok "twinwire-info: ${line#not ok * - }" ;;
+    "#"*) echo "$line" ;;
+    esac
+done <"$WORK/info.tap"
+
+# A memlock limit that disables RDMA, at log_level = warn.
+(ulimit -l 64 && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
+    "$KVD" --port 0 --bind "$SOFTROCE_SERVER_IP" --log-level warn --log-file "$WORK/memlock.log") &
+pid=$!
+until_true 60 grep -qs 'falling back to TCP' "$WORK/memlock.log"
+kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+has "RDMA disabled by RLIMIT_MEMLOCK: the fallback to TCP is a WARN line, shown at log_level = warn" \
+    "$(cat "$WORK/memlock.log")" 'WARN \[transport\] using tcp: RDMA plugin refused: RLIMIT_MEMLOCK is 64 KiB'
+has "it names what the pool can grow to and the fix" "$(cat "$WORK/memlock.log")" \
+    'can grow to 257 MiB per event-loop thread and device[^|]*LimitMEMLOCK=infinity'
+
+# Type=notify over RDMA: the STATUS line names the transport in use.
+out=$("$HERE/notify_manager.py" "$WORK" "$KVD" --port 0 --bind "$SOFTROCE_SERVER_IP" --log-file "$WORK/notify.log")
+has "READY=1 with STATUS naming RDMA (auto chooses it here)" "$out" \
+    "datagram=READY=1\|STATUS=serving on ${SOFTROCE_SERVER_IP//./\\.}:[0-9]+ over rdma\+tcp \(transport rdma\)"
+finish
