@@ -38,6 +38,7 @@ void Runtime::start()
     if (impl_->started) throw StartupError(errc::not_started, "Runtime::start() called twice");
     log::set_level(parse_log_level(config_.log_level()));
     if (!config_.log_file().empty()) log::set_file(config_.log_file());
+    if (!config_.log_ident().empty()) log::set_ident(config_.log_ident());
     try {
         selection_ = select_transports(config_);
     } catch (const ConfigError &) {

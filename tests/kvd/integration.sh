@@ -200,9 +200,9 @@ if [ "$EXPECT" = rdma ]; then
     has "INFO counts this RDMA client" "$info" 'connected_clients_rdma:[1-9]'
     if [ -n "$BENCH" ]; then
         out=$("$BENCH" resp --host "$HOST" --port $P --transport rdma ${SOURCE:+--source "$SOURCE"} \
-            --clients 4 --requests 2000 --tests set,get 2>&1)
-        if [ $? -eq 0 ]; then ok "twinwire-bench resp drives SET and GET over RDMA"
-        else not_ok "twinwire-bench resp drives SET and GET over RDMA" "$out"; fi
+            --clients 4 --requests 2000 --tests set,get,incr,lpush,mget 2>&1)
+        if [ $? -eq 0 ]; then ok "twinwire-bench resp drives SET, GET, INCR, LPUSH and MGET over RDMA"
+        else not_ok "twinwire-bench resp drives SET, GET, INCR, LPUSH and MGET over RDMA" "$out"; fi
     else
         echo "# twinwire-bench resp not given: the RDMA load run is pending (branch bench)"
     fi

@@ -110,6 +110,7 @@ public:
     size_t write_buffer_limit() const;     ///< write_buffer_limit = 64M (output queued per connection before writes fail)
     std::string log_level() const;         ///< log_level = error|warn|info|debug|trace
     std::string log_file() const;          ///< log_file = "" (stderr)
+    std::string log_ident() const;         ///< log_ident = "" (the program's name)
 
     /// Keys under `prefix` ("rdma.") that are set but not in `looked_up`.
     std::vector<std::string> unknown_keys_under(const std::string &prefix,
