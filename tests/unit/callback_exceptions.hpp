@@ -35,8 +35,11 @@ struct Report {
 };
 
 /// Runs every kind against a listener on `listen_ip`; the client binds
-/// `client_ip` when not empty (RDMA: the device to use).
-inline Report run(Config config, const std::string &listen_ip, const std::string &client_ip, int watchdog_s)
+/// `client_ip` when not empty (RDMA: the device to use).  `drain_bytes`:
+/// what the drain kind writes, more than the transport takes at once (TCP
+/// over loopback takes megabytes; RDMA its send ring, 64 KiB by default).
+inline Report run(Config config, const std::string &listen_ip, const std::string &client_ip, int watchdog_s,
+                  size_t drain_bytes)
 {
     struct State {
         Runtime *rt = nullptr;
@@ -59,14 +62,14 @@ inline Report run(Config config, const std::string &listen_ip, const std::string
     ListenOptions lo;
     lo.address = listen_ip;
     lo.port = 0;
-    auto listener = rt.listen(lo, [st](const ConnectionPtr &c) {
+    auto listener = rt.listen(lo, [st, drain_bytes](const ConnectionPtr &c) {
         const std::string kind = st->kind();
         c->on_close([st, kind](Connection &, const CloseInfo &info) {
             st->report.server_ends[kind] = info;
             if (kind == "close") throw std::runtime_error("on_close threw on purpose");
         });
         if (kind == "accept") throw std::runtime_error("the accept handler threw on purpose");
-        c->on_data([st, kind](Connection &conn, Buffer &in) {
+        c->on_data([kind, drain_bytes](Connection &conn, Buffer &in) {
             if (kind == "data") throw std::runtime_error("on_data threw on purpose");
             if (kind == "eof") {
                 in.clear();
@@ -76,7 +79,7 @@ inline Report run(Config config, const std::string &listen_ip, const std::string
             if (kind == "drain") {
                 in.clear();
                 conn.on_drain([](Connection &) { throw std::runtime_error("on_drain threw on purpose"); });
-                conn.write(std::string(8u << 20, 'd')); // more than the transport takes at once: it queues
+                conn.write(std::string(drain_bytes, 'd')); // it queues: on_drain runs once it has gone
                 return;
             }
             conn.write(in);
