@@ -33,7 +33,7 @@ build=${BUILD_DIR:-build}
 log=$build/meson-logs/testlog.json
 timings=()
 extra_builds=${TW_EXTRA_BUILDS-asan tsan fuzz abi2}
-host_suites=(unit conformance-tcp conformance-pair kvd bench)
+host_suites=(unit conformance-tcp conformance-pair conformance-fault kvd bench)
 extra_logs=()
 broken=() # "build-dir: what failed", each one failure in the summary
 

@@ -144,6 +144,12 @@ Config::Config()
     key("log_level", "info", "error, warn, info, debug or trace",
         check::one_of({"error", "warn", "info", "debug", "trace"}));
     key("log_file", "", "append the log to this file; empty: stderr", check::any());
+    key("log_ident", "", "the name log lines carry; empty: the program's name", [](const std::string &v) {
+        for (unsigned char ch : v)
+            if (ch <= ' ' || ch >= 0x7f || ch == '[' || ch == ']')
+                return std::string("expected printable characters without spaces or brackets");
+        return v.size() > 64 ? std::string("expected at most 64 characters") : std::string();
+    });
 }
 
 void Config::define(ConfigKey key)
@@ -341,6 +347,7 @@ void Config::check_connection_settings() const
 }
 std::string Config::log_level() const { return get("log_level"); }
 std::string Config::log_file() const { return get("log_file"); }
+std::string Config::log_ident() const { return get("log_ident"); }
 
 std::vector<std::string> Config::unknown_keys_under(const std::string &prefix,
                                                     const std::vector<std::string> &looked_up) const

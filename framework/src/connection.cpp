@@ -106,7 +106,8 @@ void Connection::callback_failed(const char *callback, const char *what)
              static_cast<unsigned long long>(id_), transport_->name().c_str(), callback, what);
     if (finished_) return;
     output_.clear();
-    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false, true);
+    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " callback threw: " + what, false,
+           true);
 }
 
 void Connection::on_event(tw_conn *, uint32_t events, void *arg)

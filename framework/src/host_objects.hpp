@@ -5,6 +5,7 @@
 
 #include <twinwire/host.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ struct event;
 namespace twinwire {
 class Config;
 class Loop;
+class PluginLibrary;
 } // namespace twinwire
 
 struct tw_loop {
@@ -48,12 +50,17 @@ struct HostServices {
     const Config *config;
     std::mutex mutex;
     std::vector<std::string> looked_up;
+    /// Transports handed out by the transport_ops service: kept (and their
+    /// tables valid) until this table goes, after the plugin's fini.
+    std::vector<std::unique_ptr<PluginLibrary>> inner_libraries;
+    std::vector<std::unique_ptr<tw_transport_ops>> inner_builtin;
 
     /// `table_size` 0: the whole table; otherwise the table cut to that
     /// many bytes, as an older host would hand it out (below
     /// TW_HOST_SIZE_V1 only to see a plugin refuse it; below the 8-byte
     /// header or above sizeof: std::invalid_argument).
     HostServices(std::string transport_name, const Config &cfg, uint32_t table_size = 0);
+    ~HostServices();
     std::vector<std::string> keys_looked_up();
 };
 

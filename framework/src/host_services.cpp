@@ -3,16 +3,19 @@
 // C: no C++ exception may unwind into it.  Every entry point and every
 // callback the host runs for a plugin catches, logs and returns an error.
 #include "host_objects.hpp"
+#include "transport_keys.hpp"
 
 #include <twinwire/config.hpp>
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
+#include <twinwire/transport.hpp>
 
 #include <event2/event.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -213,6 +216,44 @@ int host_run_in_loop(tw_loop *loop, tw_task_fn fn, void *arg)
                    [&] { return Loop::from_handle(loop)->post([fn, arg] { fn(arg); }) ? 0 : -ESHUTDOWN; });
 }
 
+void set_why(char *why, size_t why_len, const std::string &text)
+{
+    if (why && why_len) snprintf(why, why_len, "%s", text.c_str());
+}
+
+// Another transport's table for a plugin that wraps it: the built-in TCP
+// backend, or a plugin searched and checked like any other (never the caller).
+int host_transport_ops(const tw_host *host, const char *name, const tw_transport_ops **out, char *why, size_t why_len)
+{
+    if (out) *out = nullptr;
+    if (!host || !name || !*name || !out) {
+        set_why(why, why_len, "transport_ops needs a transport name and somewhere to put its table");
+        return -EINVAL;
+    }
+    HostServices *s = services(host);
+    if (s->name == name) {
+        set_why(why, why_len, "transport '" + s->name + "' cannot wrap itself");
+        return -ELOOP;
+    }
+    return guarded(s->name.c_str(), "transport_ops", -ENOMEM, [&]() -> int {
+        std::lock_guard<std::mutex> lock(s->mutex);
+        if (std::string(name) == "tcp") {
+            s->inner_builtin.push_back(std::make_unique<tw_transport_ops>(builtin_tcp_ops()));
+            *out = s->inner_builtin.back().get();
+            return 0;
+        }
+        PluginLoadReport report;
+        std::unique_ptr<PluginLibrary> lib = PluginLibrary::open(name, *s->config, &report);
+        if (!lib) {
+            set_why(why, why_len, "transport '" + std::string(name) + "' cannot be loaded: " + report.reason);
+            return -ENOENT;
+        }
+        *out = &lib->ops();
+        s->inner_libraries.push_back(std::move(lib));
+        return 0;
+    });
+}
+
 unsigned host_loop_index(const tw_loop *loop) { return loop->loop->index(); }
 int host_in_loop_thread(const tw_loop *loop) { return loop->loop->in_loop_thread() ? 1 : 0; }
 
@@ -243,9 +284,12 @@ HostServices::HostServices(std::string transport_name, const Config &cfg, uint32
     table.loop_index = host_loop_index;
     table.in_loop_thread = host_in_loop_thread;
     table.vlog = host_vlog;
+    table.transport_ops = host_transport_ops;
     // Members an older host would not have are not there: zero past the size.
     std::memset(reinterpret_cast<char *>(&table) + table.size, 0, sizeof table - table.size);
 }
+
+HostServices::~HostServices() = default;
 
 std::vector<std::string> HostServices::keys_looked_up()
 {

@@ -8,10 +8,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <utility>
 #include <system_error>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace twinwire {
@@ -48,6 +51,7 @@ std::string g_path;
 Sink g_sink = nullptr;
 void *g_sink_arg = nullptr;
 RateLimiter g_limiter; // guarded by g_mutex
+std::string g_ident;   // guarded by g_mutex; "" = the program's name
 
 FILE *open_log(const std::string &path)
 {
@@ -68,7 +72,57 @@ size_t format_time(char *out, size_t len)
     return n;
 }
 
+// syslog priorities, as sd-daemon(3) prefixes read by journald.
+int journal_priority(LogLevel lvl)
+{
+    switch (lvl) {
+    case LogLevel::Error: return 3;
+    case LogLevel::Warn: return 4;
+    case LogLevel::Info: return 6;
+    default: return 7;
+    }
+}
+
+// JOURNAL_STREAM is "DEV:INO" of the stream systemd connected stderr to
+// (read once: the environment is the one the process started with).  It may
+// be inherited by a process whose stderr went elsewhere since, so stderr is
+// compared on every line.
+bool stderr_is_journal()
+{
+    static const std::pair<unsigned long long, unsigned long long> stream = [] {
+        const char *text = getenv("JOURNAL_STREAM");
+        unsigned long long dev = 0, ino = 0;
+        if (!text || sscanf(text, "%llu:%llu", &dev, &ino) != 2) return std::make_pair(0ull, 0ull);
+        return std::make_pair(dev, ino);
+    }();
+    const auto [dev, ino] = stream;
+    if (dev == 0 && ino == 0) return false;
+    struct stat st;
+    if (fstat(STDERR_FILENO, &st) != 0) return false;
+    return static_cast<unsigned long long>(st.st_dev) == dev && static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+const char *ident_locked() { return g_ident.empty() ? program_invocation_short_name : g_ident.c_str(); }
+
 } // namespace
+
+void set_ident(const std::string &ident)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_ident = ident;
+}
+
+std::string ident()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return ident_locked();
+}
+
+bool writing_to_journal()
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return !g_file && stderr_is_journal();
+}
 
 void set_level(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
 LogLevel level() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
@@ -135,11 +189,15 @@ void vwrite(LogLevel lvl, const char *source, const char *fmt, va_list ap)
             snprintf(msg + n, sizeof msg - n, " (%llu similar lines suppressed)",
                      static_cast<unsigned long long>(suppressed));
     }
-    char when[40];
-    format_time(when, sizeof when);
     char line[sizeof msg + 160];
-    snprintf(line, sizeof line, "%s twinwire[%d] %s [%s] %s\n", when, static_cast<int>(getpid()), to_string(lvl),
-             src, msg);
+    if (!g_file && stderr_is_journal()) {
+        snprintf(line, sizeof line, "<%d>%s [%s] %s\n", journal_priority(lvl), to_string(lvl), src, msg);
+    } else {
+        char when[40];
+        format_time(when, sizeof when);
+        snprintf(line, sizeof line, "%s %s[%d] %s [%s] %s\n", when, ident_locked(), static_cast<int>(getpid()),
+                 to_string(lvl), src, msg);
+    }
     std::fputs(line, g_file ? g_file : stderr); // one write: lines from threads never interleave
     if (g_sink) g_sink(lvl, src, msg, g_sink_arg);
 }

@@ -41,6 +41,7 @@ void Runtime::start()
     if (impl_->started) throw StartupError(errc::not_started, "Runtime::start() called twice");
     log::set_level(parse_log_level(config_.log_level()));
     if (!config_.log_file().empty()) log::set_file(config_.log_file());
+    if (!config_.log_ident().empty()) log::set_ident(config_.log_ident());
     config_.check_connection_settings();
     if (config_.get_bool("socket_activation")) impl_->passed = take_passed_sockets();
     try {

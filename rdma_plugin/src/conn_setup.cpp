@@ -125,12 +125,6 @@ int setup_qp(tw_conn *c, std::string *why)
     }
     c->qp = c->id->qp;
     c->ldev->max_inline = attr.cap.max_inline_data;
-    // The window after the QP, never before: a process that dies with its
-    // window bound has its verbs objects destroyed newest first, and on rxe
-    // a QP destroyed while a bound window still references it waits 50 s
-    // for that reference (the killed-peer cases spent their time there).
-    int rc = grant_prepare(c, why);
-    if (rc) return rc;
     uint8_t timeout = static_cast<uint8_t>(s.qp_timeout);
     if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
         logf(l->t, TW_LOG_DEBUG, "%s", call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
@@ -145,6 +139,12 @@ int setup_qp(tw_conn *c, std::string *why)
     c->tx_size = s.send_buffer_size;
     c->recv_bufs = c->tx + s.send_buffer_size;
     c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+    // The windows after the QP, never before: a process that dies with its
+    // windows bound has its verbs objects destroyed newest first, and on rxe
+    // a QP destroyed while a bound window still references it waits 50 s
+    // for that reference (the killed-peer cases spent their time there).
+    int rc = grant_prepare(c, why);
+    if (rc) return rc;
     rc = post_recvs(c, 0, s.recv_depth);
     if (rc) {
         *why = call_failed("ibv_post_recv", -rc);

@@ -67,18 +67,23 @@ enum class ConnState {
 const char *state_name(ConnState s);
 
 /// Wrote into wr_id: serial (32) | kind (8) | index (24).
-enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5 };
+enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5, Invalidate = 6 };
 inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 {
     return (uint64_t(serial) << 32) | (uint64_t(kind) << 24) | (index & 0xffffff);
 }
 
-/// The one thing a peer may write: our receive ring, through a type-2 memory
-/// window bound to our QP (ring_grant.cpp).
+/// The one thing a peer may write: the free part of our receive ring,
+/// through type-2 memory windows bound to our QP, one per ring segment
+/// (ring_grant.cpp).  Segments are counted cumulatively: segment g covers
+/// ring bytes [g * seg, (g + 1) * seg) of the stream, window g % 8, lap g / 8.
 struct RingGrant {
-    ibv_mw *mw = nullptr;
-    uint32_t rkey = 0;   ///< key of the current binding
-    bool bound = false;  ///< the bind completed: RING may name the ring
+    ibv_mw *mw[kRingSegments] = {};
+    uint32_t lap0_rkey[kRingSegments] = {}; ///< key of each window's first binding
+    uint64_t seg = 0;         ///< segment size (rx_size / kRingSegments)
+    uint64_t binds_posted = 0;  ///< segments whose bind was posted
+    uint64_t binds_done = 0;    ///< segments whose bind completed (the peer may be told)
+    uint64_t invalidated = 0;   ///< segments whose window was invalidated (filled)
     bool leaked = false; ///< deallocation failed: the block is never reused
 };
 
@@ -87,6 +92,7 @@ struct SignalMark {
     uint64_t wr_seq;   ///< wr_posted after the signalled WR
     uint64_t tx_end;   ///< tx_posted after it
     uint64_t ctrl_end; ///< ctrl_posted after it
+    uint64_t binds_end; ///< grant.binds_posted after it
 };
 
 } // namespace twrdma
@@ -186,8 +192,12 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t ctrl_posted = 0;
     uint64_t ctrl_done = 0;
 
+    // the peer's segment windows (from its RING)
+    uint32_t peer_rkeys[twrdma::kRingSegments] = {};
+
     // control messages waiting for a credit
-    bool want_ring = false;       ///< our window is bound: name it in RING
+    bool ring_named = false;      ///< RING queued (every window bound)
+    bool want_ring = false;       ///< our windows are bound: name them in RING
     bool peer_ring_known = false; ///< the peer's RING arrived: data may flow
     bool want_credit = false;
     bool want_keepalive = false;
@@ -274,16 +284,23 @@ int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
 int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
-/// Post the bind of our ring's window (once established); RING follows its completion.
+/// Bind our ring's segment windows (once established); RING follows their completion.
 void conn_bind_ring(tw_conn *c);
+/// Ring bytes we may report consumed: the peer's next lap of a segment
+/// opens only once that segment's window is bound again.
+uint64_t reportable_consumed(const tw_conn *c);
 /// Lingering close: done when our SHUTDOWN is acked and the peer ended.
 void conn_check_linger(tw_conn *c);
 
 // --- ring_grant.cpp: the peer's one remote right ---------------------------
-/// Allocate the connection's memory window (setup, before connect/accept).
+/// Allocate the connection's segment windows (setup, after the QP).
 int grant_prepare(tw_conn *c, std::string *why);
-/// The bind work request for the RX ring (QP in RTS); sets grant.rkey.
-ibv_send_wr grant_bind_wr(tw_conn *c);
+/// The bind work request of cumulative segment `g` (QP in RTS).
+ibv_send_wr grant_bind_wr(tw_conn *c, uint64_t g);
+/// After posting that bind: the window's key is the new one from now on.
+void grant_bind_posted(tw_conn *c, uint64_t g);
+/// The invalidation work request of cumulative segment `g` (filled).
+ibv_send_wr grant_invalidate_wr(tw_conn *c, uint64_t g);
 /// Withdraw the peer's rkey (deallocate the window).  False when that
 /// failed: the peer may still hold a valid rkey, the block must be retired.
 bool grant_revoke(tw_conn *c);

@@ -52,7 +52,7 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
     c->wr_posted = seq_after;
     if (signal) {
         c->last_signal_seq = seq_after;
-        c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted});
+        c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted, c->grant.binds_posted});
     }
     return true;
 }
@@ -63,26 +63,30 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
     m.version = c->version;
     m.type = static_cast<uint8_t>(type);
     m.credits = take_owed(c, owed_total(c));
-    m.consumed = c->rx_head;
-    c->rx_reported = c->rx_head;
+    m.consumed = reportable_consumed(c);
+    c->rx_reported = m.consumed;
     if (type == Ctrl::Shutdown) m.sent = c->r_written;
-    if (type == Ctrl::Ring) {
-        m.rkey = c->grant.rkey;
-        m.sent = reinterpret_cast<uint64_t>(c->rx);
-    }
-    WireCtrl wire = ctrl_to_wire(m);
     uint8_t *slot = c->ctrl_bufs + (c->ctrl_posted % Settings::kCtrlSlots) * kRecvBufSize;
-    std::memcpy(slot, &wire, sizeof wire);
+    uint32_t len = sizeof(WireCtrl);
+    if (type == Ctrl::Ring) {
+        m.sent = reinterpret_cast<uint64_t>(c->rx);
+        WireRing wire = ring_to_wire(m, c->grant.lap0_rkey);
+        std::memcpy(slot, &wire, sizeof wire);
+        len = sizeof wire;
+    } else {
+        WireCtrl wire = ctrl_to_wire(m);
+        std::memcpy(slot, &wire, sizeof wire);
+    }
     ibv_sge sge{};
     sge.addr = reinterpret_cast<uint64_t>(slot);
-    sge.length = sizeof wire;
+    sge.length = len;
     sge.lkey = c->block->lkey;
     ibv_send_wr wr{};
     wr.wr_id = make_wr_id(c->serial, WrKind::Ctrl, static_cast<uint32_t>(type));
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND;
-    if (c->ldev->max_inline >= sizeof wire) wr.send_flags = IBV_SEND_INLINE;
+    if (c->ldev->max_inline >= len) wr.send_flags = IBV_SEND_INLINE;
     c->ctrl_posted += 1;
     c->send_credits -= 1;
     if (!post_chain(c, &wr, &wr, 1, force_signal)) return false;
@@ -99,10 +103,14 @@ void post_fence(tw_conn *c)
     wr.wr_id = make_wr_id(c->serial, WrKind::Fence, 0);
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.num_sge = 0;
+    // A zero-length WRITE checks no key (IBA C9-88): any segment's will do.
     wr.wr.rdma.remote_addr = c->peer.ring_addr;
-    wr.wr.rdma.rkey = c->peer.rkey;
+    wr.wr.rdma.rkey = c->peer_rkeys[0];
     post_chain(c, &wr, &wr, 1, true);
 }
+
+/// WRITEs one data message may take (one per segment of the peer's ring).
+constexpr uint32_t kMaxPieces = 4;
 
 /// Post data from the TX ring; returns true when everything accepted is posted.
 bool pump_data(tw_conn *c)
@@ -123,17 +131,23 @@ bool pump_data(tw_conn *c)
         // completion and, every quarter ring, a CREDIT, and on rxe those
         // costs, not bytes in flight, bound the rate (splitting 64 KiB writes
         // into quarter-ring messages halved 64 KiB streaming, docs/benchmarks.md).
-        uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen});
-        // Up to two WRITEs (the peer ring wraps), each with up to two SGEs
-        // (our ring wraps); only the last carries the immediate.
-        ibv_send_wr wrs[2]{};
-        ibv_sge sges[2][2]{};
+        // Each segment of the peer's ring has its own window, so one WRITE
+        // per segment touched: at most kMaxPieces, one SQ entry kept free.
+        const uint64_t seg = c->peer.ring_size / kRingSegments;
+        const uint32_t pieces = std::min<uint32_t>(kMaxPieces, sq_free(c) - 1);
+        uint64_t reach = seg - c->r_written % seg + uint64_t(pieces - 1) * seg;
+        uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen, reach});
+        // Each WRITE with up to two SGEs (our ring wraps); only the last
+        // carries the immediate.
+        ibv_send_wr wrs[kMaxPieces]{};
+        ibv_sge sges[kMaxPieces][2]{};
         uint32_t count = 0;
         uint64_t done = 0;
         uint32_t inline_max = c->ldev->max_inline;
         while (done < n) {
-            uint64_t roff = (c->r_written + done) % c->peer.ring_size;
-            uint64_t piece = std::min<uint64_t>(n - done, c->peer.ring_size - roff);
+            uint64_t pos = c->r_written + done;
+            uint64_t roff = pos % c->peer.ring_size;
+            uint64_t piece = std::min<uint64_t>(n - done, seg - pos % seg);
             ibv_send_wr &wr = wrs[count];
             uint64_t local = c->tx_posted + done;
             int nsge = 0;
@@ -147,11 +161,12 @@ bool pump_data(tw_conn *c)
                 ++nsge;
                 got += chunk;
             }
+            uint64_t g = pos / seg; // the peer's cumulative segment
             wr.sg_list = sges[count];
             wr.num_sge = nsge;
             wr.opcode = IBV_WR_RDMA_WRITE;
             wr.wr.rdma.remote_addr = c->peer.ring_addr + roff;
-            wr.wr.rdma.rkey = c->peer.rkey;
+            wr.wr.rdma.rkey = segment_rkey(c->peer_rkeys[g % kRingSegments], g / kRingSegments);
             wr.wr_id = make_wr_id(c->serial, WrKind::Data, 0);
             if (piece <= inline_max) wr.send_flags = IBV_SEND_INLINE;
             if (count) wrs[count - 1].next = &wr;
@@ -212,7 +227,7 @@ void pump_control(tw_conn *c, bool data_all_posted)
 /// half of them wait (whatever consumed them: data or control).
 void check_credit_report(tw_conn *c)
 {
-    if ((c->rx_head - c->rx_reported) * 4 >= c->rx_size || owed_total(c) * 2 >= cfg(c).recv_depth)
+    if ((reportable_consumed(c) - c->rx_reported) * 4 >= c->rx_size || owed_total(c) * 2 >= cfg(c).recv_depth)
         c->want_credit = true;
 }
 
@@ -279,7 +294,7 @@ void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
     case Ctrl::KeepaliveAck: break;
     case Ctrl::Ring:
         if (c->peer_ring_known) return bad_frame(c, "a second RING (the ring is named once)");
-        c->peer.rkey = m.rkey;
+        ring_keys_from_wire(buf, c->peer_rkeys);
         c->peer.ring_addr = m.sent;
         c->peer_ring_known = true;
         break;
@@ -295,6 +310,12 @@ void on_send_done(tw_conn *c)
     c->wr_done = m.wr_seq;
     c->tx_done = std::max(c->tx_done, m.tx_end);
     c->ctrl_done = std::max(c->ctrl_done, m.ctrl_end);
+    c->grant.binds_done = std::max(c->grant.binds_done, m.binds_end);
+    if (!c->ring_named && c->grant.binds_done >= kRingSegments) {
+        // Every window is bound: name the ring to the peer.
+        c->ring_named = true;
+        c->want_ring = true;
+    }
     if (c->shutdown_sent && !c->shutdown_acked && c->wr_done >= c->shutdown_seq) c->shutdown_acked = true;
     mark_ready(c);
 }
@@ -331,14 +352,58 @@ int post_recvs(tw_conn *c, uint32_t first, uint32_t count)
 
 void conn_bind_ring(tw_conn *c)
 {
-    if (!c->grant.mw || c->grant.bound) return;
-    ibv_send_wr wr = grant_bind_wr(c);
-    post_chain(c, &wr, &wr, 1, true);
+    RingGrant &g = c->grant;
+    if (!g.mw[0] || g.binds_posted) return;
+    // Every segment is free: bind them all (the last signalled: its
+    // completion covers the others), RING once it completed.
+    ibv_send_wr wrs[kRingSegments];
+    for (uint32_t i = 0; i < kRingSegments; ++i) {
+        wrs[i] = grant_bind_wr(c, i);
+        wrs[i].next = i + 1 < kRingSegments ? &wrs[i + 1] : nullptr;
+    }
+    g.binds_posted = kRingSegments;
+    if (!post_chain(c, &wrs[0], &wrs[kRingSegments - 1], kRingSegments, true)) return;
+    for (uint32_t i = 0; i < kRingSegments; ++i) grant_bind_posted(c, i);
 }
+
+uint64_t reportable_consumed(const tw_conn *c)
+{
+    const RingGrant &g = c->grant;
+    if (g.binds_done < kRingSegments) return 0;
+    return std::min(c->rx_head, g.binds_done * g.seg - c->rx_size);
+}
+
+namespace {
+
+/// Withdraw the windows of segments the peer filled (their bytes wait to be
+/// read), and bind again those the application consumed, for the next lap.
+/// Before data, leaving one SQ entry for control.
+void pump_grants(tw_conn *c)
+{
+    RingGrant &g = c->grant;
+    if (g.binds_posted < kRingSegments) return;
+    while (g.invalidated < g.binds_posted && (g.invalidated + 1) * g.seg <= c->rx_tail && sq_free(c) >= 2) {
+        ibv_send_wr wr = grant_invalidate_wr(c, g.invalidated);
+        g.invalidated += 1;
+        if (!post_chain(c, &wr, &wr, 1, false)) return;
+    }
+    // Segment b's previous lap (b - 8) must be invalidated and consumed.
+    while (g.binds_posted < g.invalidated + kRingSegments &&
+           (g.binds_posted + 1) * g.seg <= c->rx_head + c->rx_size && sq_free(c) >= 2) {
+        ibv_send_wr wr = grant_bind_wr(c, g.binds_posted);
+        g.binds_posted += 1;
+        if (!post_chain(c, &wr, &wr, 1, true)) return;
+        grant_bind_posted(c, g.binds_posted - 1);
+    }
+}
+
+} // namespace
 
 void conn_pump(tw_conn *c)
 {
     if (c->state != ConnState::Established || c->error || !c->qp) return;
+    pump_grants(c);
+    if (c->error) return;
     check_credit_report(c);
     bool all_posted = pump_data(c);
     pump_control(c, all_posted);
@@ -357,6 +422,7 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         const char *what = kind == WrKind::Recv   ? "RECV"
                            : kind == WrKind::Ctrl ? "SEND (control)"
                            : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
+                           : kind == WrKind::Invalidate ? "LOCAL_INV (receive ring window)"
                                                   : "RDMA_WRITE";
         conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
         if (c->host_closed) conn_check_linger(c);
@@ -378,10 +444,6 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         else c->owed_ctrl += 1;
     } else {
         on_send_done(c);
-        if (kind == WrKind::Bind) {
-            c->grant.bound = true;
-            c->want_ring = true;
-        }
     }
     conn_pump(c);
     if (c->host_closed) conn_check_linger(c);

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The one remote right a connection hands its peer: RDMA WRITE into its own
-// receive ring, through a type-2 memory window bound to the connection's QP
-// (no other QP can use the rkey), deallocated when the connection fails or
-// ends.  The pool's slabs are registered without remote access, so nothing
-// else of ours is writable from the wire.  Setup path only: one MW alloc
-// and one bind WR per connection, never on the data path.
+// The one remote right a connection hands its peer: RDMA WRITE into the
+// free part of its own receive ring.  The ring is kRingSegments segments,
+// each behind a type-2 memory window bound to the connection's QP (no
+// other QP can use its key): bound while the segment is free, invalidated
+// as soon as the peer filled it, bound again (new key) once the
+// application consumed it.  So the peer's keys never open bytes that
+// arrived and wait to be read, except in the segment it is still filling.
+// All windows are deallocated when the connection fails or ends.  The
+// pool's slabs are registered without remote access, so nothing else of
+// ours is writable from the wire.  Windows are allocated at setup; binds
+// and invalidations are work requests on the send queue, never a
+// registration.
 #include "core.hpp"
 
 #include "report.hpp"
@@ -22,44 +28,69 @@ int grant_prepare(tw_conn *c, std::string *why)
                       dev->name.c_str());
         return -EOPNOTSUPP;
     }
-    c->grant.mw = ibv_alloc_mw(dev->pd, IBV_MW_TYPE_2);
-    if (!c->grant.mw) {
-        int err = errno ? errno : ENOMEM;
-        *why = call_failed("ibv_alloc_mw (receive ring window)", err,
-                           "the device is out of memory windows (max_mw); fewer connections or another device");
-        return -err;
+    for (uint32_t i = 0; i < kRingSegments; ++i) {
+        ibv_mw *mw = ibv_alloc_mw(dev->pd, IBV_MW_TYPE_2);
+        if (!mw) {
+            int err = errno ? errno : ENOMEM;
+            *why = call_failed("ibv_alloc_mw (receive ring window)", err,
+                               "the device is out of memory windows (max_mw); fewer connections or another device");
+            return -err;
+        }
+        c->grant.mw[i] = mw;
+        // A type-2 window takes a new key on every bind: an rkey from
+        // another binding never matches.
+        c->grant.lap0_rkey[i] = ibv_inc_rkey(mw->rkey);
     }
+    c->grant.seg = c->rx_size / kRingSegments;
     return 0;
 }
 
-ibv_send_wr grant_bind_wr(tw_conn *c)
+ibv_send_wr grant_bind_wr(tw_conn *c, uint64_t g)
+{
+    ibv_mw *mw = c->grant.mw[g % kRingSegments];
+    uint32_t key = segment_rkey(c->grant.lap0_rkey[g % kRingSegments], g / kRingSegments);
+    ibv_send_wr wr{};
+    wr.wr_id = make_wr_id(c->serial, WrKind::Bind, static_cast<uint32_t>(g % kRingSegments));
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = mw;
+    wr.bind_mw.rkey = key;
+    wr.bind_mw.bind_info.mr = c->block->ring_mr;
+    wr.bind_mw.bind_info.addr = reinterpret_cast<uint64_t>(c->rx + (g % kRingSegments) * c->grant.seg);
+    wr.bind_mw.bind_info.length = c->grant.seg;
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    return wr;
+}
+
+void grant_bind_posted(tw_conn *c, uint64_t g)
+{
+    // The provider names the window by its key at post time (the old one);
+    // the next invalidation and bind name it by the new one.
+    c->grant.mw[g % kRingSegments]->rkey = segment_rkey(c->grant.lap0_rkey[g % kRingSegments], g / kRingSegments);
+}
+
+ibv_send_wr grant_invalidate_wr(tw_conn *c, uint64_t g)
 {
     ibv_send_wr wr{};
-    wr.wr_id = make_wr_id(c->serial, WrKind::Bind, 0);
-    wr.opcode = IBV_WR_BIND_MW;
-    wr.bind_mw.mw = c->grant.mw;
-    // A type-2 window takes a new key on every bind: an rkey from another
-    // binding never matches.
-    wr.bind_mw.rkey = ibv_inc_rkey(c->grant.mw->rkey);
-    wr.bind_mw.bind_info.mr = c->block->ring_mr;
-    wr.bind_mw.bind_info.addr = reinterpret_cast<uint64_t>(c->rx);
-    wr.bind_mw.bind_info.length = c->rx_size;
-    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
-    c->grant.rkey = wr.bind_mw.rkey;
+    wr.wr_id = make_wr_id(c->serial, WrKind::Invalidate, static_cast<uint32_t>(g % kRingSegments));
+    wr.opcode = IBV_WR_LOCAL_INV;
+    wr.invalidate_rkey = c->grant.mw[g % kRingSegments]->rkey;
     return wr;
 }
 
 bool grant_revoke(tw_conn *c)
 {
     if (c->grant.leaked) return false;
-    if (!c->grant.mw) return true;
-    int rc = ibv_dealloc_mw(c->grant.mw);
-    c->grant.mw = nullptr;
-    c->grant.bound = false;
-    if (rc) {
+    int failed = 0;
+    for (ibv_mw *&mw : c->grant.mw) {
+        if (!mw) continue;
+        int rc = ibv_dealloc_mw(mw);
+        mw = nullptr;
+        if (rc) failed = rc;
+    }
+    if (failed) {
         c->grant.leaked = true;
         logf(c->loop->t, TW_LOG_WARN, "connection %s: %s", c->peer_text.c_str(),
-             call_failed("ibv_dealloc_mw (receive ring window)", rc,
+             call_failed("ibv_dealloc_mw (receive ring window)", failed,
                          "the peer's rkey may stay valid; the ring is retired, never reused")
                  .c_str());
         return false;

@@ -111,12 +111,17 @@ WireCtrl ctrl_to_wire(const WireCtrl &c)
 std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCtrl *out)
 {
     char why[128];
-    if (len != sizeof(WireCtrl)) {
+    if (len < sizeof(WireCtrl)) {
         std::snprintf(why, sizeof why, "control message of %zu bytes (expected %zu)", len, sizeof(WireCtrl));
         return why;
     }
     WireCtrl w;
     std::memcpy(&w, data, sizeof w);
+    size_t expected = w.type == static_cast<uint8_t>(Ctrl::Ring) ? sizeof(WireRing) : sizeof(WireCtrl);
+    if (len != expected) {
+        std::snprintf(why, sizeof why, "control message of %zu bytes (expected %zu)", len, expected);
+        return why;
+    }
     if (be32toh(w.magic) != kHelloMagic) return "control message with a bad magic";
     if (w.version != version) {
         std::snprintf(why, sizeof why, "control message of version %u on a version %u connection", w.version, version);
@@ -127,7 +132,7 @@ std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCt
         return why;
     }
     if (w.reserved != 0) return "control message with non-zero reserved fields";
-    if (w.type != static_cast<uint8_t>(Ctrl::Ring) && w.rkey != 0) return "control message with an rkey (only RING has one)";
+    if (w.rkey != 0) return "control message with an rkey in its header (RING's keys follow the header)";
     WireCtrl c{};
     c.magic = kHelloMagic;
     c.version = w.version;
@@ -138,6 +143,21 @@ std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCt
     c.sent = be64toh(w.sent);
     *out = c;
     return "";
+}
+
+WireRing ring_to_wire(const WireCtrl &c, const uint32_t (&rkeys)[kRingSegments])
+{
+    WireRing r{};
+    r.head = ctrl_to_wire(c);
+    for (uint32_t i = 0; i < kRingSegments; ++i) r.rkeys[i] = htobe32(rkeys[i]);
+    return r;
+}
+
+void ring_keys_from_wire(const void *data, uint32_t (&rkeys)[kRingSegments])
+{
+    WireRing r;
+    std::memcpy(&r, data, sizeof r);
+    for (uint32_t i = 0; i < kRingSegments; ++i) rkeys[i] = be32toh(r.rkeys[i]);
 }
 
 const char *ctrl_name(uint8_t type)

@@ -12,12 +12,23 @@ namespace twrdma {
 
 constexpr uint32_t kHelloMagic = 0x54575244;  // "TWRD"
 constexpr uint32_t kRejectMagic = 0x5457524a; // "TWRJ"
-/// Version 2: the hello names no rkey; each side names its receive ring in
-/// a RING control message once the ring's memory window is bound.  Version
-/// 1 (the slab's rkey in the hello) let a peer write outside its ring and
-/// is no longer spoken.
-constexpr uint8_t kProtoMin = 2;
-constexpr uint8_t kProtoMax = 2;
+/// Version 3: the receive ring is kRingSegments segments, each behind its
+/// own memory window, bound while the segment is free and invalidated once
+/// the peer filled it; RING names the ring and every segment's first key.
+/// Version 2 (one window over the whole ring) let a peer overwrite bytes
+/// not read yet, version 1 (the slab's rkey in the hello) let it write
+/// outside its ring; neither is spoken any more.
+constexpr uint8_t kProtoMin = 3;
+constexpr uint8_t kProtoMax = 3;
+/// Segments of a receive ring (each rdma.ring_size / kRingSegments bytes).
+constexpr uint32_t kRingSegments = 8;
+/// The key of segment window `i` on lap `lap` of the ring: the key RING
+/// named for lap 0, its low byte advanced by one per lap (a type-2 window
+/// takes a new 8-bit key on every bind).
+inline uint32_t segment_rkey(uint32_t lap0_rkey, uint64_t lap)
+{
+    return (lap0_rkey & ~0xffu) | ((lap0_rkey + static_cast<uint32_t>(lap)) & 0xffu);
+}
 /// Feature bits both ends must understand; none defined in version 1.
 constexpr uint32_t kFeaturesKnown = 0;
 
@@ -66,8 +77,9 @@ struct WireReject {
 static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM reject");
 
 /// Control message types (SEND).
-/// RING names the sender's receive ring (address in `sent`, rkey in `rkey`)
-/// once the ring's memory window is bound: the hello carries no rkey.
+/// RING names the sender's receive ring (address in `sent`) and the keys of
+/// its segment windows (WireRing) once they are bound: the hello carries no
+/// rkey.
 enum class Ctrl : uint8_t { Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4, Ring = 5 };
 
 /// Every control message has this one fixed layout.
@@ -77,13 +89,20 @@ struct WireCtrl {
     uint8_t type;      ///< Ctrl
     uint16_t reserved; ///< 0
     uint32_t credits;  ///< receives reposted since the last report (returned credits)
-    uint32_t rkey;     ///< Ring: rkey of the sender's receive ring; else 0
+    uint32_t rkey;     ///< 0 (version 2 put RING's one key here)
     uint64_t consumed; ///< cumulative bytes of the receiver's ring consumed
     uint64_t sent;     ///< Shutdown: cumulative bytes written before it; Ring: the ring's address; else 0
 };
 static_assert(sizeof(WireCtrl) == 32, "control message layout is part of the wire protocol");
 constexpr size_t kRecvBufSize = 64; ///< every posted receive takes a control message
 static_assert(sizeof(WireCtrl) <= kRecvBufSize, "a control message fits a receive buffer");
+
+/// RING: the control header, then the lap-0 key of every segment window.
+struct WireRing {
+    WireCtrl head;
+    uint32_t rkeys[kRingSegments];
+};
+static_assert(sizeof(WireRing) == kRecvBufSize, "RING fits a receive buffer");
 
 /// Immediate data of a data WRITE_WITH_IMM: type(2) | credits(6) | length(24).
 constexpr uint32_t kImmTypeData = 1;
@@ -118,7 +137,11 @@ WireReject reject_make(RejectReason reason, const std::string &text);
 bool reject_from_wire(const void *data, size_t len, RejectReason *reason, std::string *text);
 
 WireCtrl ctrl_to_wire(const WireCtrl &host_order);
+/// RING is sizeof(WireRing) bytes, every other type sizeof(WireCtrl).
 std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCtrl *out);
+WireRing ring_to_wire(const WireCtrl &host_order, const uint32_t (&rkeys)[kRingSegments]);
+/// The segment keys of a RING that ctrl_from_wire accepted.
+void ring_keys_from_wire(const void *data, uint32_t (&rkeys)[kRingSegments]);
 const char *ctrl_name(uint8_t type);
 
 } // namespace twrdma

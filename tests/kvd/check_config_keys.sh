@@ -46,6 +46,17 @@ if [ -n "$rdma_dir" ]; then
             --check-config --transport $mode --set "plugin_path=$rdma_dir" --set rdma.ring_size=1000
     done
     expect 0 "rdma.*: rdma.ring_size, rdma.send_buffer_size" --help --set "plugin_path=$rdma_dir"
+    # Start-up refuses the typo too, on this host without RDMA (a daemon that
+    # started anyway would serve: the timeout ends it and the case fails).
+    n=$((n + 1))
+    out=$(timeout 20 "$kvd" --port 0 --transport auto --set "plugin_path=$rdma_dir" --set rdma.bogus=1 2>&1); got=$?
+    if [ "$got" -eq 1 ] && printf '%s' "$out" | grep -qF "cannot serve: unknown key(s) for the rdma transport: rdma.bogus"; then
+        echo "ok $n - start-up in auto mode without RDMA refuses rdma.bogus=1"
+    else
+        echo "not ok $n - start-up in auto mode without RDMA refuses rdma.bogus=1: status $got"
+        printf '%s\n' "$out" | sed 's/^/#   /'
+        status=1
+    fi
 fi
 echo "1..$n"
 exit $status

@@ -56,8 +56,9 @@ with_broken() {
         port=$(serving_port "$log")
         ok "transport = auto without a loadable $soname starts"
         has "auto serves over TCP only" "$(cat "$log")" "serving on 127.0.0.1:$port over tcp \\(transport tcp:"
+        # WARN where the kernel lists an RDMA device, INFO on a host without (README, "How the transport is chosen").
         has "auto logs why: the plugin loaded and refused at init, naming $soname and $package" "$(cat "$log")" \
-            "INFO \\[transport\\] using tcp: RDMA plugin refused: [^$nl]*${soname//./\\.}[^$nl]*cannot be loaded[^$nl]*install $package[^$nl]*falling back to TCP"
+            "(INFO|WARN) \\[transport\\] using tcp: RDMA plugin refused: [^$nl]*${soname//./\\.}[^$nl]*cannot be loaded[^$nl]*install $package[^$nl]*falling back to TCP"
         local pong
         pong=$("$PROBE" --port "$port" --transport tcp PING 2>&1)
         has "auto answers over TCP" "$pong" '^PONG$'

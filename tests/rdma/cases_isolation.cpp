@@ -7,7 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <sstream>
+#include <thread>
 
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
@@ -105,4 +109,73 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
     REQUIRE_FALSE(victim.failed());
     CHECK(victim.received.size() == payload.size());
     CHECK(checksum(victim.received) == checksum(payload));
+}
+
+TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: its write gets a remote access "
+          "error and the reader's bytes stay intact",
+          "[rdma][isolation]")
+{
+    use_settings({});
+    Env env(2);
+    Server &server = env.listen(1, 1); // served by loop 1's thread while the probe runs
+    server.echo = false;
+    server.configure = [](Endpoint &e) {
+        e.auto_read = false; // bytes wait in the server's ring
+        // The refused write ends the connection: then read what arrived.
+        e.on_event = [](Endpoint &self, uint32_t events) {
+            if (events & TW_EV_ERROR) self.auto_read = true;
+            return true;
+        };
+    };
+    auto received = [&] {
+        uint64_t got = 0;
+        env.on_loop(1, [&] {
+            if (!server.endpoints.empty()) got = server.endpoints[0]->stats().bytes_received;
+        });
+        return got;
+    };
+
+    // The probe writes two segments honestly, then waits for the go file
+    // before writing over them (layout arguments unused in this mode).
+    const std::string go = "/tmp/tw-isolation-go-" + std::to_string(getpid());
+    unlink(go.c_str());
+    auto src = context().client_source();
+    std::vector<std::string> args{host_text(server.address), std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-", "0", "0", "0", "0", "0", go};
+    std::string output;
+    int status = -1;
+    std::thread probe([&] { status = run_program(TW_ISOLATION_PROBE, args, &output); });
+    const uint64_t want = 2 * 128 * 1024 / 8; // two segments of the default 128 KiB ring
+    auto until = std::chrono::steady_clock::now() + 60s;
+    while (received() < want && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+    uint64_t arrived = received();
+    // The server saw the bytes arrive (and so withdrew their windows): go.
+    FILE *f = fopen(go.c_str(), "w");
+    if (f) fclose(f);
+    probe.join();
+    unlink(go.c_str());
+    INFO("probe output:\n" << output);
+    REQUIRE(status == 0);
+    REQUIRE(arrived == want);
+    CHECK(output.find("wrote " + std::to_string(want)) != std::string::npos);
+    Attempt a = find_attempt(output, "unread-bytes");
+    CHECK(a.own == "success");
+    CHECK(a.foreign == "remote access error");
+
+    // What the server reads (after the connection failed) is what the
+    // probe wrote honestly.
+    std::string got, state;
+    auto until_read = std::chrono::steady_clock::now() + 60s;
+    while (got.size() < want && std::chrono::steady_clock::now() < until_read) {
+        env.on_loop(1, [&] {
+            got = server.endpoints[0]->received;
+            state = server.endpoints[0]->describe();
+        });
+        std::this_thread::sleep_for(10ms);
+    }
+    INFO("server side: " << state);
+    std::string expected(want, '\0');
+    for (size_t i = 0; i < want; ++i) expected[i] = static_cast<char>(i * 7 + 3);
+    CHECK(got.size() == want);
+    CHECK(checksum(got) == checksum(expected));
 }

@@ -6,11 +6,16 @@
 // and (on a second QP) its old ring after its connection closed.
 // Test-only; links rdma-core.
 //
-//   rdma-isolation-probe SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT
+//   rdma-isolation-probe SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]
 //   The server's slab layout (docs/rdma-design.md, pool.hpp): COUNT rings
 //   of RING bytes, then COUNT local parts of LOCAL bytes (TX ring of TX
 //   bytes, BUFS bytes of receive buffers, then control slots).  The probe's
 //   first connection must get ring 1 (the victim holds ring 0).
+//
+// With GO_FILE, only the credit-ignoring attempt runs: the probe writes two
+// segments of its ring honestly (WRITE_WITH_IMM, pattern byte i = i * 7 + 3),
+// prints "wrote N", waits for GO_FILE to exist (the server has them,
+// unread), then writes over them from offset 0 as if it had the credit.
 //
 // Prints one line per attempt, "TARGET own=STATUS foreign=STATUS", where
 // own is a write into the last 64 bytes of the probe's own ring (it must
@@ -54,8 +59,9 @@ struct Args {
 /// The server's ring as the probe learnt it.
 struct Window {
     uint64_t addr = 0;
-    uint32_t rkey = 0;
+    uint32_t rkey = 0; ///< the key that opens the ring's last bytes
     uint32_t size = 0;
+    uint32_t seg_rkeys[kRingSegments] = {}; ///< lap-0 key of each segment's window
 };
 
 bool parse_ip(const char *text, uint16_t port, sockaddr_in *out)
@@ -158,14 +164,35 @@ public:
 
     /// RDMA WRITE `len` bytes of 0xee to (addr, rkey), signalled; the
     /// completion status text.
-    std::string write(uint64_t addr, uint32_t rkey, size_t len)
+    std::string write(uint64_t addr, uint32_t rkey, size_t len) { return write_from(kRing, addr, rkey, len, nullptr); }
+
+    /// Write the pattern into the first `segments` segments of the ring,
+    /// honestly: one WRITE per segment with its key, the last with the
+    /// immediate announcing them.  The last completion's status text.
+    std::string write_segments(uint32_t segments)
     {
-        ibv_sge sge{reinterpret_cast<uint64_t>(mem_ + kRing), static_cast<uint32_t>(len), mr_->lkey};
+        size_t seg = window_.size / kRingSegments;
+        for (size_t i = 0; i < segments * seg; ++i) mem_[i] = static_cast<uint8_t>(i * 7 + 3);
+        std::string status;
+        for (uint32_t i = 0; i < segments; ++i) {
+            uint32_t imm = htonl(imm_encode(0, static_cast<uint32_t>(segments * seg)));
+            status = write_from(i * seg, window_.addr + i * seg, window_.seg_rkeys[i], seg,
+                                i + 1 == segments ? &imm : nullptr);
+            if (status != "success") break;
+        }
+        return status;
+    }
+
+    /// RDMA WRITE (WITH_IMM when `imm`) from mem_ + off; the status text.
+    std::string write_from(size_t off, uint64_t addr, uint32_t rkey, size_t len, const uint32_t *imm)
+    {
+        ibv_sge sge{reinterpret_cast<uint64_t>(mem_ + off), static_cast<uint32_t>(len), mr_->lkey};
         ibv_send_wr wr{};
         wr.wr_id = 1;
         wr.sg_list = &sge;
         wr.num_sge = 1;
-        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+        if (imm) wr.imm_data = *imm;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.wr.rdma.remote_addr = addr;
         wr.wr.rdma.rkey = rkey;
@@ -248,16 +275,13 @@ private:
                 continue;
             }
             if (n < 0 || wc.status != IBV_WC_SUCCESS) return "no control message with the ring";
-            if (wc.wr_id < 1000 || wc.opcode != IBV_WC_RECV || wc.byte_len != 32) continue;
-            // RING (type 5): rkey at byte 12, ring address at byte 24, big-endian.
+            if (wc.wr_id < 1000 || wc.opcode != IBV_WC_RECV) continue;
             const uint8_t *m = recv_buf(static_cast<uint32_t>(wc.wr_id - 1000));
-            if (m[5] != 5) continue;
-            uint32_t rkey;
-            uint64_t addr;
-            std::memcpy(&rkey, m + 12, sizeof rkey);
-            std::memcpy(&addr, m + 24, sizeof addr);
-            window_.rkey = be32toh(rkey);
-            window_.addr = be64toh(addr);
+            WireCtrl head{};
+            if (!ctrl_from_wire(m, wc.byte_len, kProtoMax, &head).empty() || head.type != uint8_t(Ctrl::Ring)) continue;
+            window_.addr = head.sent;
+            ring_keys_from_wire(m, window_.seg_rkeys);
+            window_.rkey = window_.seg_rkeys[kRingSegments - 1];
             return "";
         }
         return "no control message with the ring within 20 s";
@@ -327,6 +351,26 @@ bool attempt(Args &a, Target target)
 
 /// Learn a ring, close that connection, then write to it with its old rkey
 /// from a second QP.
+/// Write two segments honestly, wait for GO_FILE, then write over them as
+/// if the credit allowed it.
+bool attempt_over_unread(const Args &a, const char *go_file)
+{
+    Session s;
+    std::string why = s.open(a);
+    if (!why.empty()) {
+        std::printf("unread-bytes handshake failed: %s\n", why.c_str());
+        return false;
+    }
+    std::string own = s.write_segments(2);
+    std::printf("wrote %u\n", 2 * s.window().size / kRingSegments);
+    std::fflush(stdout);
+    for (int i = 0; i < 600 && access(go_file, F_OK) != 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::string foreign = s.write_from(kRing, s.window().addr, s.window().seg_rkeys[0], kGarbage, nullptr);
+    std::printf("unread-bytes own=%s foreign=%s\n", own.c_str(), foreign.c_str());
+    return true;
+}
+
 bool attempt_after_close(const Args &a)
 {
     Window old;
@@ -361,8 +405,8 @@ bool attempt_after_close(const Args &a)
 int main(int argc, char **argv)
 {
     Args a;
-    if (argc != 9 || !parse_ip(argv[1], static_cast<uint16_t>(std::atoi(argv[2])), &a.dst)) {
-        std::fprintf(stderr, "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT\n", argv[0]);
+    if ((argc != 9 && argc != 10) || !parse_ip(argv[1], static_cast<uint16_t>(std::atoi(argv[2])), &a.dst)) {
+        std::fprintf(stderr, "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]\n", argv[0]);
         return 2;
     }
     a.bind_src = std::strcmp(argv[3], "-") != 0;
@@ -372,6 +416,7 @@ int main(int argc, char **argv)
     a.bufs = std::strtoull(argv[6], nullptr, 0);
     a.local = std::strtoull(argv[7], nullptr, 0);
     a.count = std::strtoull(argv[8], nullptr, 0);
+    if (argc == 10) return attempt_over_unread(a, argv[9]) ? 0 : 1;
     bool ok = true;
     for (Target t : {Target::VictimRing, Target::VictimTx, Target::PastRingEnd, Target::StraddlingRingEnd,
                      Target::OwnTx, Target::OwnRecv, Target::OwnCtrl})

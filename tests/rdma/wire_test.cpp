@@ -154,19 +154,28 @@ TEST_CASE("control messages are validated field by field", "[wire]")
     bad = wire;
     bad.reserved = 1;
     CHECK(ctrl_from_wire(&bad, sizeof bad, 1, &out).find("reserved") != std::string::npos);
-    // Only RING carries an rkey (of the sender's ring, with its address).
+    // No header carries an rkey: RING's keys (one per ring segment) follow
+    // its header, and RING is exactly a header plus those keys.
     bad = wire;
     bad.rkey = 1;
-    CHECK(ctrl_from_wire(&bad, sizeof bad, 1, &out).find("only RING") != std::string::npos);
+    CHECK(ctrl_from_wire(&bad, sizeof bad, 1, &out).find("rkey") != std::string::npos);
     WireCtrl ring{};
     ring.version = 1;
     ring.type = static_cast<uint8_t>(Ctrl::Ring);
-    ring.rkey = 0x1234ab;
     ring.sent = 0x7f0000001000ull;
-    wire = ctrl_to_wire(ring);
-    REQUIRE(ctrl_from_wire(&wire, sizeof wire, 1, &out) == "");
-    CHECK(out.rkey == 0x1234ab);
+    uint32_t keys[kRingSegments], back[kRingSegments] = {};
+    for (uint32_t i = 0; i < kRingSegments; ++i) keys[i] = 0x1234ab00u + (i << 8) + i;
+    WireRing rwire = ring_to_wire(ring, keys);
+    REQUIRE(ctrl_from_wire(&rwire, sizeof rwire, 1, &out) == "");
     CHECK(out.sent == 0x7f0000001000ull);
+    ring_keys_from_wire(&rwire, back);
+    for (uint32_t i = 0; i < kRingSegments; ++i) CHECK(back[i] == keys[i]);
+    CHECK(ctrl_from_wire(&rwire, sizeof(WireCtrl), 1, &out).find("expected 64") != std::string::npos);
+    CHECK(ctrl_from_wire(&wire, sizeof(WireRing), 1, &out).find("expected 32") != std::string::npos);
+    // A segment's key advances its low byte by one per lap of the ring.
+    CHECK(segment_rkey(0x1234abff, 0) == 0x1234abff);
+    CHECK(segment_rkey(0x1234abff, 1) == 0x1234ab00);
+    CHECK(segment_rkey(0x1234ab10, 3) == 0x1234ab13);
     CHECK(std::string(ctrl_name(5)) == "RING");
     CHECK(std::string(ctrl_name(2)) == "SHUTDOWN");
     CHECK(std::string(ctrl_name(4)) == "KEEPALIVE_ACK");

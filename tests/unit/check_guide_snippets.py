@@ -111,7 +111,7 @@ def main():
             ok, errors = compile_and_link(source, name, work)
             what = 'the fragments' if name == 'fragments' else 'the block at line %d' % line
             if ok:
-                print('ok: %s compile and link' % what)
+                print('ok: %s %s' % (what, 'compile and link' if name == 'fragments' else 'compiles and links'))
             else:
                 failures += 1
                 print('FAIL: %s does not compile or link:\n%s' % (what, errors))

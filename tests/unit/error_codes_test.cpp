@@ -154,6 +154,15 @@ TEST_CASE("calls out of order throw StartupErrors with errc::not_started", "[err
     }
 }
 
+TEST_CASE("connect() and listen() refuse an empty handler at once instead of dropping the result later",
+          "[errors]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    CHECK_THROWS_AS(rt.connect({"127.0.0.1", 1}, nullptr), std::invalid_argument);
+    CHECK_THROWS_AS((void)rt.listen({}, nullptr), std::invalid_argument);
+}
+
 TEST_CASE("a connect where nothing listens fails with errc::connection_refused", "[errors]")
 {
     uint16_t port;

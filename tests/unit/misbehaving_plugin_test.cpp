@@ -36,7 +36,7 @@ Config rdma_from(const std::string &path)
 std::string refusal(const std::string &path)
 {
     try {
-        select_transports(rdma_from(path));
+        (void)select_transports(rdma_from(path));
     } catch (const std::runtime_error &e) {
         return e.what();
     }
@@ -61,7 +61,7 @@ ChildResult select_in_child(const std::string &path)
         close(fds[0]);
         log::set_level(LogLevel::Info);
         try {
-            select_transports(rdma_from(path));
+            (void)select_transports(rdma_from(path));
         } catch (...) {
         }
         _exit(0);

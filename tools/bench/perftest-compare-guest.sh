@@ -99,8 +99,8 @@ tw_lat_run() { # round label port env...
     doc=$(twinwire "$out/logs/$r-lat64-$label.json" "$port" "$@" -- --test latency --sizes 64 \
         --iterations "$lat_iters") || { status=1; return; }
     # Half the round trip, as perftest reports it.
-    record "$r" lat64 "$label" t_typical_us "$(echo "$doc" | json 'd["latency"][0]["p50_us"] / 2')"
-    record "$r" lat64 "$label" t_avg_us "$(echo "$doc" | json 'd["latency"][0]["mean_us"] / 2')"
+    record "$r" lat64 "$label" t_typical_us "$(echo "$doc" | json 'd["latency"][0]["one_way_p50_us"]')"
+    record "$r" lat64 "$label" t_avg_us "$(echo "$doc" | json 'd["latency"][0]["one_way_mean_us"]')"
 }
 
 bw_run() { # round test size iters tool

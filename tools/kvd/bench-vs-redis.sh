@@ -8,8 +8,10 @@
 # (bench_summary.py).
 #
 #   bench-vs-redis.sh [--kvd PATH] [--rounds N] [--requests N] [--clients N]
-#                     [--keyspace N] [--threads "1 2"] [--out DIR]
+#                     [--keyspace N] [--threads "1 2"] [--tests set,get] [--out DIR]
 #
+# --tests takes redis-benchmark's -t names (lpush,sadd,hset,zadd,lrange_100,
+# mset, ...); every test of the list becomes a load in the table.
 # --requests is per non-pipelined run; pipelined runs (-P 16) send 16x as many.
 set -u
 
@@ -19,6 +21,7 @@ REQUESTS=200000
 CLIENTS=50
 KEYSPACE=100000
 THREADS="1 2"
+TESTS=set,get
 OUT=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -28,8 +31,9 @@ while [ $# -gt 0 ]; do
         --clients) CLIENTS=$2; shift 2 ;;
         --keyspace) KEYSPACE=$2; shift 2 ;;
         --threads) THREADS=$2; shift 2 ;;
+        --tests) TESTS=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
-        -h | --help) sed -n '3,10p' "$0"; exit 0 ;;
+        -h | --help) sed -n '3,13p' "$0"; exit 0 ;;
         *) echo "bench-vs-redis.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -75,7 +79,7 @@ for round in $(seq "$ROUNDS"); do
             redis-cli -p "${PORT[$target]}" FLUSHALL >/dev/null
             # CSV: "test","rps","avg","min","p50","p95","p99","max"
             redis-benchmark -h 127.0.0.1 -p "${PORT[$target]}" -c "$CLIENTS" -n "$n" -P "$pipeline" \
-                -r "$KEYSPACE" -t set,get -q --csv 2>/dev/null | tr -d '"' | grep -E '^(SET|GET),' |
+                -r "$KEYSPACE" -t "$TESTS" -q --csv 2>/dev/null | tr -d '"' | grep -v '^test,' |
                 while IFS=, read -r test rps avg _min p50 _p95 p99 _max; do
                     echo "$round,$target,$pipeline,$test,$rps,$p99,$avg,$p50"
                 done >>"$RAW"

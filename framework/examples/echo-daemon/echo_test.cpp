@@ -51,8 +51,9 @@ void start_client(twinwire::Runtime &runtime, const twinwire::Listener &listener
     // In the SoftRoCE guest, binding the client's address makes RDMA cross
     // the guest's wire between its two devices.
     if (const char *source = std::getenv("SOFTROCE_CLIENT_IP")) to.source_address = source;
-    runtime.connect(to, [&runtime, &results, client](const twinwire::ConnectionPtr &conn, const std::string &error) {
-        if (!conn) return results.finish(runtime, client, "connect failed: " + error);
+    runtime.connect(to, [&runtime, &results, client](const twinwire::ConnectionPtr &conn,
+                                                     const twinwire::ConnectError &error) {
+        if (!conn) return results.finish(runtime, client, "connect failed: " + error.message);
         {
             std::lock_guard<std::mutex> lock(results.mutex);
             results.transport = conn->transport_name();

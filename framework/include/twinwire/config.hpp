@@ -118,6 +118,7 @@ public:
     void check_connection_settings() const;
     std::string log_level() const;         ///< log_level = error|warn|info|debug|trace
     std::string log_file() const;          ///< log_file = "" (stderr)
+    std::string log_ident() const;         ///< log_ident = "" (the program's name)
 
     /// Keys under `prefix` ("rdma.") that are set but not in `looked_up`.
     std::vector<std::string> unknown_keys_under(const std::string &prefix,

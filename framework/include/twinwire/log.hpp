@@ -32,6 +32,17 @@ TW_API void set_file(const std::string &path);
 /// Safe to call from any thread; returns false when it could not reopen.
 [[nodiscard]] TW_API bool reopen();
 
+/// The name every line carries ("kvd[1234]"): by default the program's name
+/// (program_invocation_short_name); config key log_ident.  "" = the default.
+TW_API void set_ident(const std::string &ident);
+TW_API std::string ident();
+
+/// True when lines go to stderr and stderr is the systemd journal
+/// (JOURNAL_STREAM names stderr's device and inode): each line then starts
+/// with its syslog priority, "<3>" for errors to "<7>" for debug and trace,
+/// without the time and ident the journal records itself.
+TW_API bool writing_to_journal();
+
 /// Send every line to `sink` as well (tests capture logs this way).
 /// nullptr removes it.  The sink runs under the log lock: keep it short.
 using Sink = void (*)(LogLevel level, const char *source, const char *line, void *arg);
@@ -54,7 +65,8 @@ TW_API void reset_rate_limits();
 /// doubling of backslashes), so a forgotten call leaks no raw byte.
 TW_API std::string printable(std::string_view bytes, size_t max = 64);
 
-/// "2026-11-22T10:00:00.123Z twinwire[1234] INFO [source] message"
+/// "2026-11-22T10:00:00.123Z IDENT[1234] INFO [source] message"; to the
+/// journal "<6>INFO [source] message".
 TW_API void write(LogLevel level, const char *source, const char *fmt, ...) TW_PRINTF(3, 4);
 TW_API void vwrite(LogLevel level, const char *source, const char *fmt, va_list ap);
 

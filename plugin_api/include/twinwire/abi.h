@@ -52,8 +52,8 @@
 #ifndef TW_ABI_MAJOR
 #define TW_ABI_MAJOR 1
 #endif
-/* 1.1: tw_host.vlog appended. */
-#define TW_ABI_MINOR 1
+/* 1.1: tw_host.vlog appended.  1.2: tw_host.transport_ops appended. */
+#define TW_ABI_MINOR 2
 
 #define TW_STRINGIFY_(x) #x
 #define TW_STRINGIFY(x) TW_STRINGIFY_(x)

@@ -25,6 +25,8 @@
 
 TW_BEGIN_DECLS
 
+struct tw_transport_ops; /* twinwire/transport.h, for transport_ops */
+
 /** One event loop of the host; one per thread.  Opaque to plugins. */
 typedef struct tw_loop tw_loop;
 /** A watch on a file descriptor, owned by one loop.  Opaque. */
@@ -146,6 +148,34 @@ struct tw_host {
     /** log with a va_list, for a plugin that has its own printf-style
      *  wrapper.  Appended after 1.0: check TW_HAS_MEMBER before calling. */
     void (*vlog)(const struct tw_host *host, int level, const char *fmt, va_list ap) TW_PRINTF(3, 0);
+
+    /* --- ABI 1.2: a plugin that stacks on another transport ------------- */
+
+    /**
+     * The operations table of another transport, for a plugin that wraps
+     * one (the `fault` test transport wraps the one named by fault.inner).
+     * `name` is "tcp" (built in) or a plugin's name, found and checked
+     * exactly as the host loads any plugin (plugin_path, trust checks,
+     * ABI checks, the declared name).  Returns 0 and *out, or a negative
+     * code with a one-line reason in `why`: -ENOENT (not found or not
+     * loadable), -ELOOP (the caller's own name: no transport wraps
+     * itself), -EINVAL (no name, no out).
+     *
+     * *out has every member set: optional operations the transport leaves
+     * out are the host's stubs, which return -EOPNOTSUPP, as for the
+     * host's own calls; `caps` says what the transport promises.  Nothing
+     * is initialised: the caller calls (*out)->init with its own host
+     * table (the inner transport reads its own "<name>." keys through
+     * it), attaches it to loops, and finalises it in its own fini.  The
+     * host logs the inner transport's lines under the caller's name.
+     *
+     * Lifetime: *out and the code behind it stay valid until the calling
+     * plugin's fini returns; the caller must have finalised the inner
+     * transport by then.  Call it from init, on the host's main thread.
+     * Appended in 1.2: check TW_HAS_MEMBER before calling.
+     */
+    int (*transport_ops)(const struct tw_host *host, const char *name, const struct tw_transport_ops **out,
+                         char *why, size_t why_len);
 };
 
 /** Size of the ABI 1.0 host table: the smallest a plugin must accept. */
@@ -153,7 +183,7 @@ struct tw_host {
 
 #if TW_ABI_LP64
 TW_ABI_ASSERT(TW_HOST_SIZE_V1 == 128, tw_host_size_v1);
-TW_ABI_ASSERT(sizeof(struct tw_host) == 136, tw_host_size);
+TW_ABI_ASSERT(sizeof(struct tw_host) == 144, tw_host_size);
 TW_ABI_ASSERT(offsetof(struct tw_host, version) == 4, tw_host_version);
 TW_ABI_ASSERT(offsetof(struct tw_host, host_data) == 8, tw_host_host_data);
 TW_ABI_ASSERT(offsetof(struct tw_host, log) == 16, tw_host_log);
@@ -171,6 +201,7 @@ TW_ABI_ASSERT(offsetof(struct tw_host, run_in_loop) == 104, tw_host_run_in_loop)
 TW_ABI_ASSERT(offsetof(struct tw_host, loop_index) == 112, tw_host_loop_index);
 TW_ABI_ASSERT(offsetof(struct tw_host, in_loop_thread) == 120, tw_host_in_loop_thread);
 TW_ABI_ASSERT(offsetof(struct tw_host, vlog) == 128, tw_host_vlog);
+TW_ABI_ASSERT(offsetof(struct tw_host, transport_ops) == 136, tw_host_transport_ops);
 #endif
 
 TW_END_DECLS

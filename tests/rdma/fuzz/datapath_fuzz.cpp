@@ -139,17 +139,25 @@ void hostile_ctrl(Side &s, FuzzedDataProvider &in)
         WireCtrl m{};
         m.version = s.c->version;
         m.type = in.ConsumeIntegralInRange<uint8_t>(1, 5);
-        if (m.type == static_cast<uint8_t>(Ctrl::Ring)) {
-            m.rkey = in.ConsumeIntegral<uint32_t>();
+        bool ring = m.type == static_cast<uint8_t>(Ctrl::Ring);
+        uint32_t keys[kRingSegments] = {};
+        if (ring) {
+            for (uint32_t &k : keys) k = in.ConsumeIntegral<uint32_t>();
             m.sent = in.ConsumeIntegral<uint64_t>();
         }
         m.credits = in.ConsumeIntegralInRange<uint32_t>(0, 80);
         uint64_t base = in.ConsumeBool() ? s.c->r_consumed : s.c->r_written;
         m.consumed = base + in.ConsumeIntegralInRange<int64_t>(-8, 8);
-        if (m.type != static_cast<uint8_t>(Ctrl::Ring)) m.sent = s.c->rx_tail + in.ConsumeIntegralInRange<int64_t>(-2, 2);
-        WireCtrl w = ctrl_to_wire(m);
-        std::memcpy(buf, &w, sizeof w);
-        len = sizeof w;
+        if (!ring) m.sent = s.c->rx_tail + in.ConsumeIntegralInRange<int64_t>(-2, 2);
+        if (ring) {
+            WireRing w = ring_to_wire(m, keys);
+            std::memcpy(buf, &w, sizeof w);
+            len = sizeof w;
+        } else {
+            WireCtrl w = ctrl_to_wire(m);
+            std::memcpy(buf, &w, sizeof w);
+            len = sizeof w;
+        }
     } else {
         std::vector<uint8_t> raw = in.ConsumeBytes<uint8_t>(kRecvBufSize);
         std::memset(buf, 0, kRecvBufSize);

@@ -63,6 +63,15 @@ int fake_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
         w.remote_addr = wr->wr.rdma.remote_addr;
         w.rkey = wr->wr.rdma.rkey;
         w.is_inline = wr->send_flags & IBV_SEND_INLINE;
+        if (wr->opcode == IBV_WR_BIND_MW) {
+            w.mw = wr->bind_mw.mw;
+            w.rkey = wr->bind_mw.rkey;
+            w.bind_addr = wr->bind_mw.bind_info.addr;
+            w.bind_len = wr->bind_mw.bind_info.length;
+            expect(w.mw >= s.mws && w.mw < s.mws + kRingSegments, s.name, "bind of a window not ours");
+        } else if (wr->opcode == IBV_WR_LOCAL_INV) {
+            w.rkey = wr->invalidate_rkey;
+        }
         size_t total = 0;
         for (int i = 0; i < wr->num_sge; ++i) {
             const ibv_sge &sge = wr->sg_list[i];
@@ -151,9 +160,18 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->tx_size = shape.tx_size;
     c->recv_bufs = s.recv_bufs.get();
     c->ctrl_bufs = s.ctrl_bufs.get();
-    // The ring's window is bound (no real MW here): RING names it next.
-    c->grant.rkey = key + 1;
-    c->grant.bound = true;
+    // Every segment window is bound (conn_bind_ring's work, no real MW
+    // here): RING names them next.
+    c->grant.seg = shape.ring_size / kRingSegments;
+    for (uint32_t i = 0; i < kRingSegments; ++i) {
+        uint32_t first = ((key + i) << 8) | 0x10;
+        c->grant.mw[i] = &s.mws[i];
+        c->grant.lap0_rkey[i] = first;
+        s.mws[i].rkey = first;
+        s.windows[i] = FakeWindow{true, first, reinterpret_cast<uint64_t>(c->rx) + i * c->grant.seg, c->grant.seg};
+    }
+    c->grant.binds_posted = c->grant.binds_done = kRingSegments;
+    c->ring_named = true;
     c->want_ring = true;
 }
 
@@ -233,11 +251,33 @@ bool deliver_one(Pair &p, Side &from)
     from.sq.pop_front();
     std::string data = payload_of(w);
     bool honest = trusted(p);
+    if (w.opcode == IBV_WR_BIND_MW || w.opcode == IBV_WR_LOCAL_INV) {
+        // Local operations on our own windows, in send-queue order.
+        bool bind = w.opcode == IBV_WR_BIND_MW;
+        FakeWindow *win = nullptr;
+        for (FakeWindow &fw : from.windows)
+            if (bind ? &fw == &from.windows[w.mw - from.mws] : (fw.bound && fw.rkey == w.rkey)) win = &fw;
+        bool ok = win && (bind ? !win->bound : true);
+        expect(ok || !honest, from.name, bind ? "bind of a window still bound" : "invalidation of a key not bound");
+        if (!ok) {
+            complete(from, w, IBV_WC_MW_BIND_ERR, bind ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV);
+            flush_sq(from);
+            return true;
+        }
+        if (bind) *win = FakeWindow{true, w.rkey, w.bind_addr, w.bind_len};
+        else win->bound = false;
+        if (w.signalled) complete(from, w, IBV_WC_SUCCESS, bind ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV);
+        return true;
+    }
     if (w.opcode == IBV_WR_RDMA_WRITE || w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
         auto *ring = to.rx.get();
         uint64_t addr = w.remote_addr;
         uint64_t base = reinterpret_cast<uint64_t>(ring);
-        bool inside = w.rkey == to.c->grant.rkey && addr >= base && addr + data.size() <= base + to.c->rx_size;
+        // A zero-length WRITE checks no key (IBA C9-88); any other must fall
+        // inside one bound window of the key it names.
+        bool inside = data.empty() && addr >= base && addr <= base + to.c->rx_size;
+        for (const FakeWindow &fw : to.windows)
+            if (fw.bound && fw.rkey == w.rkey && addr >= fw.addr && addr + data.size() <= fw.addr + fw.len) inside = true;
         if (!inside) {
             // Honest ends never do this; after a hostile RING the peer's
             // device refuses it, as real hardware does.

@@ -44,6 +44,15 @@ struct WireWr {
     std::vector<ibv_sge> sges;        ///< read at execution time, as a device does
     std::string inline_data;          ///< IBV_SEND_INLINE: copied at post time
     bool is_inline = false;
+    ibv_mw *mw = nullptr;             ///< BIND_MW: the window, its new key and range
+    uint64_t bind_addr = 0, bind_len = 0;
+};
+
+/// A segment window of our receive ring as the fake device sees it.
+struct FakeWindow {
+    bool bound = false;
+    uint32_t rkey = 0;
+    uint64_t addr = 0, len = 0;
 };
 
 struct Side {
@@ -56,6 +65,8 @@ struct Side {
     ibv_qp qp{};
     // Registered regions, each its own allocation so ASan sees overruns.
     std::unique_ptr<uint8_t[]> rx, tx, recv_bufs, ctrl_bufs;
+    ibv_mw mws[twrdma::kRingSegments]{};
+    FakeWindow windows[twrdma::kRingSegments];
 
     std::deque<WireWr> sq;        ///< posted, not yet executed on the peer
     uint64_t sq_posted = 0;       ///< WRs ever posted

@@ -86,14 +86,21 @@ void fuzz_ctrl(const uint8_t *data, size_t len)
         expect(out.magic == 0, "a refused control message filled the output");
         return;
     }
-    expect(len == sizeof(WireCtrl), "a control message of the wrong size was accepted");
+    bool ring = out.type == static_cast<uint8_t>(Ctrl::Ring);
+    expect(len == (ring ? sizeof(WireRing) : sizeof(WireCtrl)), "a control message of the wrong size was accepted");
     expect(out.version == version, "accepted control message has the connection's version");
     expect(out.type >= 1 && out.type <= static_cast<uint8_t>(Ctrl::Ring), "accepted control type is known");
-    expect(out.type == static_cast<uint8_t>(Ctrl::Ring) || out.rkey == 0, "only RING carries an rkey");
+    expect(out.rkey == 0, "no header carries an rkey (RING's keys follow it)");
     expect(std::strcmp(ctrl_name(out.type), "UNKNOWN") != 0, "accepted control type has a name");
     // Validated strictly: re-encoding gives back the very bytes received.
     WireCtrl wire = ctrl_to_wire(out);
     expect(std::memcmp(&wire, data, sizeof wire) == 0, "control message round trip");
+    if (ring) {
+        uint32_t keys[kRingSegments];
+        ring_keys_from_wire(data, keys);
+        WireRing again = ring_to_wire(out, keys);
+        expect(std::memcmp(&again, data, sizeof again) == 0, "RING round trip");
+    }
 }
 
 void fuzz_imm(const uint8_t *data, size_t len)
