@@ -53,6 +53,25 @@ int read_settings(const tw_host *host, Settings *out, char *why, size_t why_len)
         if (!parse_u32(v, 3600 * 1000, &out->linger_ms))
             return bad_value(why, why_len, "tcp.linger_ms", v, origin, "milliseconds, 0..3600000");
     }
+    if (const char *v = host->config_get(host, "tcp.keepalive", &origin)) {
+        if (!parse_bool(v, &out->keepalive))
+            return bad_value(why, why_len, "tcp.keepalive", v, origin, "yes/no/true/false/on/off/1/0");
+    }
+    // Linux bounds: TCP_KEEPIDLE and TCP_KEEPINTVL 1..32767 s, TCP_KEEPCNT 1..127.
+    const struct {
+        const char *key;
+        uint32_t max;
+        uint32_t *field;
+    } numbers[] = {{"tcp.keepalive_idle_s", 32767, &out->keepalive_idle_s},
+                   {"tcp.keepalive_interval_s", 32767, &out->keepalive_interval_s},
+                   {"tcp.keepalive_count", 127, &out->keepalive_count}};
+    for (const auto &n : numbers) {
+        const char *v = host->config_get(host, n.key, &origin);
+        if (!v) continue;
+        char expected[48];
+        snprintf(expected, sizeof expected, "an integer 1..%u", n.max);
+        if (!parse_u32(v, n.max, n.field) || *n.field == 0) return bad_value(why, why_len, n.key, v, origin, expected);
+    }
     return 0;
 }
 

@@ -46,15 +46,16 @@ int check_params(const tw_connect_params *p)
 bool source_port_is_zero(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in *>(sa)->sin_port == 0;
-    return reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port == 0;
+    if (sa->sa_family == AF_INET6) return reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port == 0;
+    return false;
 }
 
 /// Create the socket and bind the source address.  Returns the fd or -errno.
-int open_socket(const tw_connect_params *p, bool nodelay)
+int open_socket(const tw_connect_params *p, const tw_transport *t)
 {
     int fd = socket(p->addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    if (nodelay) set_nodelay(fd, true);
+    apply_socket_options(t->host, t->settings, fd);
     if (p->source) {
         // Let the kernel pick the port at connect time, so many connections
         // from one source address do not exhaust ephemeral ports early.
@@ -86,14 +87,14 @@ int conn_connect(tw_transport_loop *tloop, const tw_connect_params *p, tw_conn *
     if (!tloop || !out) return -EINVAL;
     if (int rc = check_params(p); rc < 0) return rc;
     tw_transport *t = tloop->transport;
-    int fd = open_socket(p, t->settings.nodelay);
+    int fd = open_socket(p, t);
     if (fd < 0) return fd;
     tw_conn *c = conn_new(tloop, fd, ConnState::Connecting);
     if (!c) {
         ::close(fd);
         return -ENOMEM;
     }
-    char addr[64];
+    char addr[128];
     sockaddr_text(p->addr, addr, sizeof addr);
     snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
     c->connect_timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;

@@ -7,6 +7,8 @@
 
 #include "tcp_ops.h" // the vtable's functions (C linkage, in namespace twinwire::tcp)
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,10 @@ constexpr size_t kSendBufMax = size_t(64) << 20;
 struct Settings {
     bool nodelay = true;       ///< tcp.nodelay
     uint32_t linger_ms = 5000; ///< tcp.linger_ms: how long close keeps flushing unsent submitted bytes
+    bool keepalive = false;               ///< tcp.keepalive: SO_KEEPALIVE on every connection
+    uint32_t keepalive_idle_s = 60;       ///< tcp.keepalive_idle_s: silence before the first probe
+    uint32_t keepalive_interval_s = 10;   ///< tcp.keepalive_interval_s: between probes
+    uint32_t keepalive_count = 6;         ///< tcp.keepalive_count: unanswered probes before the reset
 };
 
 enum class ConnState {
@@ -81,6 +87,10 @@ struct tw_listener {
     int reserve_fd = -1;
     tw_timer *resume = nullptr;
     uint64_t backoff_ns = 0;
+    // A Unix-domain listener's socket file (unix_path.cpp), removed at close.
+    char unix_path[109] = "";
+    dev_t unix_dev = 0;
+    ino_t unix_ino = 0;
 };
 
 struct tw_conn {
@@ -107,7 +117,7 @@ struct tw_conn {
     bool shut_wr_pending = false; ///< send the FIN once the submitted buffer drained
     uint32_t connect_timeout_ms = 0;
 
-    char peer_text[80] = "";
+    char peer_text[136] = "";
     char last_error[320] = "";
     tw_conn_stats stats{};
     twinwire::tcp::OutBuf out;
@@ -154,6 +164,15 @@ bool conn_flush_out(tw_conn *c);
 /// a hard error.  Returns bytes sent or a negative code.
 ssize_t conn_send_iov(tw_conn *c, const struct iovec *iov, int iovcnt, const char *call);
 
+// unix_path.cpp
+/// Before binding a Unix path: remove a stale socket file (nobody listens),
+/// -EADDRINUSE for a live one or a file that is not a socket.  0 for other
+/// addresses.
+int unix_path_prepare(const struct sockaddr *sa, uint32_t len);
+/// After binding: remember the file, so that close removes only it.
+void unix_path_remember(tw_listener *l, const struct sockaddr *sa, uint32_t len);
+void unix_path_remove(tw_listener *l);
+
 // tcp_errors.cpp
 /// "recv (peer 10.0.0.1:80): Connection reset by peer (ECONNRESET); hint: ..."
 void format_error(char *out, size_t len, const char *call, const char *where, int err);
@@ -173,5 +192,9 @@ void log_line(const tw_host *host, int level, const char *fmt, ...) TW_PRINTF(3,
 
 /// Set TCP_NODELAY; returns 0 or -errno.
 int set_nodelay(int fd, bool on);
+/// The per-connection socket options of `s` (TCP_NODELAY, keepalive) on a
+/// new TCP socket; nothing on other families (a Unix socket).  Best effort:
+/// a failure is logged at debug, the connection goes on.
+void apply_socket_options(const tw_host *host, const Settings &s, int fd);
 
 } // namespace twinwire::tcp

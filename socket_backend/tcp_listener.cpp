@@ -43,7 +43,11 @@ int open_listen_socket(const tw_listen_params *p, const char **step)
     int one = 1;
     int v6only = (p->flags & TW_LISTEN_V6ONLY) ? 1 : 0;
     const char *failed = nullptr;
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+    int stale = p->addr->sa_family == AF_UNIX ? unix_path_prepare(p->addr, p->addrlen) : 0;
+    if (stale < 0) {
+        errno = -stale;
+        failed = "bind";
+    } else if (p->addr->sa_family != AF_UNIX && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
         failed = "setsockopt(SO_REUSEADDR)";
     // Explicit, so the system default (net.ipv6.bindv6only) does not decide.
     else if (p->addr->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only) < 0)
@@ -108,6 +112,36 @@ void on_listener_ready(tw_watch *, int, uint32_t, void *arg)
     l->on_incoming(l, l->arg);
 }
 
+/// Watch a bound, listening socket `fd` (owned from here on).  With
+/// `bound_here`, the socket file of a Unix path is removed at close.
+int start_listener(tw_transport_loop *tloop, int fd, const tw_listen_params *p, bool bound_here, tw_listener **out)
+{
+    const tw_host *host = tloop->transport->host;
+    auto *l = new (std::nothrow) tw_listener;
+    if (!l) {
+        ::close(fd);
+        return -ENOMEM;
+    }
+    l->tloop = tloop;
+    l->fd = fd;
+    if (bound_here) unix_path_remember(l, p->addr, p->addrlen);
+    l->on_incoming = p->on_incoming;
+    l->arg = p->arg;
+    l->reserve_fd = open_reserve_fd(); // without it, waiting clients wait for the backoff instead
+    int rc = host->timer_add(tloop->loop, on_resume, l, &l->resume);
+    if (rc == 0) rc = host->watch_add(tloop->loop, fd, TW_WATCH_READ, on_listener_ready, l, &l->watch);
+    if (rc < 0) {
+        if (l->resume) host->timer_del(l->resume);
+        if (l->reserve_fd >= 0) ::close(l->reserve_fd);
+        unix_path_remove(l);
+        ::close(fd);
+        delete l;
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
 } // namespace
 
 int listener_open(tw_transport_loop *tloop, const tw_listen_params *p, tw_listener **out)
@@ -118,33 +152,13 @@ int listener_open(tw_transport_loop *tloop, const tw_listen_params *p, tw_listen
     const char *step = "";
     int fd = open_listen_socket(p, &step);
     if (fd < 0) {
-        char addr[64], text[320];
+        char addr[128], text[320];
         sockaddr_text(p->addr, addr, sizeof addr);
         format_error(text, sizeof text, step, addr, fd);
         host->log(host, TW_LOG_DEBUG, "tcp: %s", text);
         return fd;
     }
-    auto *l = new (std::nothrow) tw_listener;
-    if (!l) {
-        ::close(fd);
-        return -ENOMEM;
-    }
-    l->tloop = tloop;
-    l->fd = fd;
-    l->on_incoming = p->on_incoming;
-    l->arg = p->arg;
-    l->reserve_fd = open_reserve_fd(); // without it, waiting clients wait for the backoff instead
-    int rc = host->timer_add(tloop->loop, on_resume, l, &l->resume);
-    if (rc == 0) rc = host->watch_add(tloop->loop, fd, TW_WATCH_READ, on_listener_ready, l, &l->watch);
-    if (rc < 0) {
-        if (l->resume) host->timer_del(l->resume);
-        if (l->reserve_fd >= 0) ::close(l->reserve_fd);
-        ::close(fd);
-        delete l;
-        return rc;
-    }
-    *out = l;
-    return 0;
+    return start_listener(tloop, fd, p, true, out);
 }
 
 int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
@@ -170,7 +184,7 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
     }
     l->backoff_ns = 0;
     tw_transport *t = target->transport;
-    if (t->settings.nodelay) set_nodelay(fd, true);
+    apply_socket_options(t->host, t->settings, fd);
     tw_conn *c = conn_new(target, fd, ConnState::Announcing);
     if (!c) {
         ::close(fd);
@@ -178,7 +192,7 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
     }
     struct sockaddr_storage peer;
     uint32_t len = sizeof peer;
-    char addr[64] = "?";
+    char addr[128] = "?";
     if (socket_name(fd, true, reinterpret_cast<sockaddr *>(&peer), &len) == 0)
         sockaddr_text(reinterpret_cast<sockaddr *>(&peer), addr, sizeof addr);
     snprintf(c->peer_text, sizeof c->peer_text, "peer %s", addr);
@@ -188,6 +202,29 @@ int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out)
     t->accepted++;
     *out = c;
     return 0;
+}
+
+int listener_adopt(tw_transport_loop *tloop, int fd, const tw_listen_params *p, tw_listener **out)
+{
+    // The fd is ours from here on, whatever happens.
+    int type = 0, listening = 0;
+    socklen_t len = sizeof type, len2 = sizeof listening;
+    int err = 0;
+    if (!tloop || !out || fd < 0 || !p || !TW_HAS_MEMBER(p, tw_listen_params, arg) || !p->on_incoming)
+        err = -EINVAL;
+    else if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+             getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len2) < 0)
+        err = -errno;
+    else if (type != SOCK_STREAM || !listening)
+        err = -EINVAL; // not a listening stream socket
+    else if (int flags = fcntl(fd, F_GETFL);
+             flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+        err = -errno;
+    if (err < 0) {
+        if (fd >= 0) ::close(fd);
+        return err;
+    }
+    return start_listener(tloop, fd, p, false, out); // the file belongs to whoever bound it (systemd)
 }
 
 int listener_addr(tw_listener *l, struct sockaddr *addr, uint32_t *addrlen)
@@ -201,6 +238,7 @@ void listener_close(tw_listener *l)
     host->watch_del(l->watch);
     host->timer_del(l->resume);
     if (l->reserve_fd >= 0) ::close(l->reserve_fd);
+    unix_path_remove(l);
     ::close(l->fd);
     delete l;
 }

@@ -36,6 +36,8 @@ int tcp_check_config(const struct tw_host *host, char *why, size_t why_len);
 int listener_open(tw_transport_loop *tloop, const struct tw_listen_params *params, tw_listener **out);
 int listener_accept(tw_listener *l, tw_transport_loop *target, tw_conn **out);
 int listener_addr(tw_listener *l, struct sockaddr *addr, uint32_t *addrlen);
+/* TW_TCP_CTRL_ADOPT_LISTENER: watch a socket someone else bound. */
+int listener_adopt(tw_transport_loop *tloop, int fd, const struct tw_listen_params *params, tw_listener **out);
 void listener_close(tw_listener *l);
 
 /* tcp_connect.cpp, tcp_conn.cpp, tcp_io.cpp */

@@ -3,6 +3,8 @@
 // itself is in tcp_ops.c).
 #include "tcp_internal.hpp"
 
+#include <tw_socket_backend.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -106,10 +108,21 @@ int tcp_get_stats(tw_conn *c, tw_conn_stats *out)
     return 0;
 }
 
+namespace {
+
+int tcp_private_ctrl(uint32_t op, void *data, size_t len)
+{
+    if (op != TW_TCP_CTRL_ADOPT_LISTENER) return -EOPNOTSUPP;
+    auto *a = static_cast<tw_tcp_adopt_listener *>(data);
+    if (!a || len < sizeof *a || a->size < sizeof *a) return -EINVAL;
+    return listener_adopt(a->tloop, a->fd, a->params, &a->listener);
+}
+
+} // namespace
+
 int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
-    // The TCP backend has no private operations: any namespace is foreign.
-    if (ns) return -EOPNOTSUPP;
+    if (ns) return strcmp(ns, "tcp") == 0 ? tcp_private_ctrl(op, data, len) : -EOPNOTSUPP;
     size_t need = 0;
     switch (op) {
     case TW_CTRL_GET_FD:
@@ -142,6 +155,26 @@ int set_nodelay(int fd, bool on)
 {
     int v = on ? 1 : 0;
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) < 0 ? -errno : 0;
+}
+
+void apply_socket_options(const tw_host *host, const Settings &s, int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&ss), &len) < 0 ||
+        (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+        return;
+    const char *failed = nullptr;
+    if (s.nodelay && set_nodelay(fd, true) < 0) failed = "setsockopt(TCP_NODELAY)";
+    if (s.keepalive) {
+        int on = 1, idle = static_cast<int>(s.keepalive_idle_s), intvl = static_cast<int>(s.keepalive_interval_s),
+            cnt = static_cast<int>(s.keepalive_count);
+        if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) < 0) failed = "setsockopt(SO_KEEPALIVE)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) < 0) failed = "setsockopt(TCP_KEEPIDLE)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl) < 0) failed = "setsockopt(TCP_KEEPINTVL)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt) < 0) failed = "setsockopt(TCP_KEEPCNT)";
+    }
+    if (failed) log_line(host, TW_LOG_DEBUG, "tcp: %s: %s (errno %d)", failed, strerror(errno), errno);
 }
 
 void log_line(const tw_host *host, int level, const char *fmt, ...)

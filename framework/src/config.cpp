@@ -108,7 +108,17 @@ Config::Config()
         "where plugins are looked for: absolute directories separated by ':', or one plugin file; empty: the "
         "installed plugin directory (environment: TWINWIRE_PLUGIN_PATH)",
         check::absolute_path_list_or_empty());
-    key("listen_address", "127.0.0.1", "address to listen on (IPv4, IPv6 or a host name)", check::any());
+    key("listen_address", "127.0.0.1", "address to listen on: IPv4, IPv6, a host name (every address it has), * (IPv6 and IPv4), unix:/path or unix:@name", check::any());
+    key("unix_mode", "", "permissions of a Unix socket file the listener creates, octal (0660); empty: as the umask leaves them",
+        [](const std::string &v) -> std::string {
+            if (v.empty()) return {};
+            if (v.size() > 4 || v.find_first_not_of("01234567") != std::string::npos)
+                return "expected octal permissions such as 0660";
+            return {};
+        });
+    key("unix_owner", "", "owner of a Unix socket file the listener creates: user, user:group or :group", check::any());
+    key("socket_activation", "yes",
+        "take the listening sockets a service manager passes (LISTEN_FDS) instead of binding", check::boolean());
     key("listen_port", "7379", "port to listen on (0: any free port)", check::integer(0, 65535));
     key("threads", "1", "event-loop threads; connections are spread across them", check::integer(1, 256));
     key("listen_backlog", "511", "pending-connection queue of listeners", check::integer(1, 65535));
@@ -119,6 +129,18 @@ Config::Config()
         check::size_bytes(512, 16u << 20));
     key("write_buffer_limit", "64M", "output queued per connection before writes are refused",
         check::size_bytes(4096, uint64_t(16) << 30));
+    key("write_high_watermark", "1M",
+        "output queued above which a connection reports write_blocked() (writes still succeed up to "
+        "write_buffer_limit)",
+        check::size_bytes(1, uint64_t(16) << 30));
+    key("write_low_watermark", "256k",
+        "once above the high watermark, on_write_low runs when the output falls to this", check::size_bytes(0, uint64_t(16) << 30));
+    key("read_timeout_ms", "0", "close a connection that receives nothing for this long while reading (0: off)",
+        check::integer(0, 86400000));
+    key("write_timeout_ms", "0", "close a connection whose queued output makes no progress for this long (0: off)",
+        check::integer(0, 86400000));
+    key("idle_timeout_ms", "0", "close a connection with no traffic either way for this long (0: off)",
+        check::integer(0, 86400000));
     key("log_level", "info", "error, warn, info, debug or trace",
         check::one_of({"error", "warn", "info", "debug", "trace"}));
     key("log_file", "", "append the log to this file; empty: stderr", check::any());
@@ -298,6 +320,31 @@ uint32_t Config::connect_timeout_ms() const { return static_cast<uint32_t>(get_i
 uint32_t Config::shutdown_timeout_ms() const { return static_cast<uint32_t>(get_int("shutdown_timeout_ms")); }
 size_t Config::read_buffer_size() const { return static_cast<size_t>(get_size("read_buffer_size")); }
 size_t Config::write_buffer_limit() const { return static_cast<size_t>(get_size("write_buffer_limit")); }
+// Defaults follow a smaller write_buffer_limit (high at most the limit, low
+// a quarter of high); values set explicitly are taken as they are.
+size_t Config::write_high_watermark() const
+{
+    size_t v = static_cast<size_t>(get_size("write_high_watermark"));
+    return find("write_high_watermark")->origin == "default" ? std::min(v, write_buffer_limit()) : v;
+}
+size_t Config::write_low_watermark() const
+{
+    size_t v = static_cast<size_t>(get_size("write_low_watermark"));
+    return find("write_low_watermark")->origin == "default" ? std::min(v, write_high_watermark() / 4) : v;
+}
+uint32_t Config::read_timeout_ms() const { return static_cast<uint32_t>(get_int("read_timeout_ms")); }
+uint32_t Config::write_timeout_ms() const { return static_cast<uint32_t>(get_int("write_timeout_ms")); }
+uint32_t Config::idle_timeout_ms() const { return static_cast<uint32_t>(get_int("idle_timeout_ms")); }
+
+void Config::check_connection_settings() const
+{
+    const size_t low = write_low_watermark(), high = write_high_watermark(), limit = write_buffer_limit();
+    if (low >= high || high > limit)
+        throw ConfigError("write_low_watermark (" + std::to_string(low) + ") < write_high_watermark (" +
+                          std::to_string(high) + ") <= write_buffer_limit (" + std::to_string(limit) +
+                          ") does not hold (bytes; " + find("write_high_watermark")->origin + ", " +
+                          find("write_low_watermark")->origin + ")");
+}
 std::string Config::log_level() const { return get("log_level"); }
 std::string Config::log_file() const { return get("log_file"); }
 std::string Config::log_ident() const { return get("log_ident"); }

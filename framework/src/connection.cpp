@@ -29,8 +29,10 @@ std::shared_ptr<Connection> ConnectionAccess::create(Loop &loop, Transport &tran
                                                      const Config &config, const char *handler,
                                                      Connection::Established on_established)
 {
-    Connection::Settings settings{config.read_buffer_size(), config.write_buffer_limit(),
-                                  config.shutdown_timeout_ms()};
+    Connection::Settings settings{config.read_buffer_size(),   config.write_buffer_limit(),
+                                  config.shutdown_timeout_ms(), config.write_low_watermark(),
+                                  config.write_high_watermark(), config.read_timeout_ms(),
+                                  config.write_timeout_ms(),    config.idle_timeout_ms()};
     std::shared_ptr<Connection> c(new Connection(loop, transport, conn, id, settings));
     c->self_ = c;
     c->on_established_ = std::move(on_established);
@@ -72,6 +74,7 @@ void Connection::on_data(DataHandler handler) { on_data_ = std::move(handler); }
 void Connection::on_eof(EofHandler handler) { on_eof_ = std::move(handler); }
 void Connection::on_close(CloseHandler handler) { on_close_ = std::move(handler); }
 void Connection::on_drain(DrainHandler handler) { on_drain_ = std::move(handler); }
+void Connection::on_write_low(DrainHandler handler) { on_write_low_ = std::move(handler); }
 
 std::string Connection::error_text(const char *call, int err) const
 {
@@ -120,6 +123,7 @@ void Connection::on_event(tw_conn *, uint32_t events, void *arg)
         if (events & TW_EV_CONNECTED) {
             c->established_ = true;
             c->update_interest();
+            c->arm_timeouts();
             Established cb = std::move(c->on_established_);
             if (cb) c->guarded(c->established_handler_, [&] { cb(keep, 0, {}); });
             if (c->finished_) return;
@@ -189,6 +193,7 @@ void Connection::handle_read()
             left -= vec[i].iov_len;
         }
         evbuffer_commit_space(input_.raw(), vec, n);
+        if (total == 0) note_read();
         total += static_cast<size_t>(last);
         adapt_reserve(static_cast<size_t>(last), reserved);
         if (static_cast<size_t>(last) < reserved) {
@@ -196,10 +201,7 @@ void Connection::handle_read()
             break;
         }
     }
-    if (!input_.empty() && on_data_) {
-        CallbackScope scope(*this);
-        if (!guarded("on_data callback", [this] { on_data_(*this, input_); })) return;
-    }
+    if (!deliver_input()) return;
     if (finished_ || closing_) return;
     if (last == 0) {
         peer_ended();
@@ -207,6 +209,31 @@ void Connection::handle_read()
         int err = static_cast<int>(last);
         finish(code_from_transport(err), err, error_text("read", err), true, false);
     }
+}
+
+// Records first (read_until / read_exactly, as long as one is asked for
+// and complete), then the rest to on_data.
+bool Connection::deliver_input()
+{
+    if (delivering_) return true; // the outer delivery loop picks up what changed
+    CallbackScope scope(*this);
+    delivering_ = true;
+    bool ok = true;
+    while (ok && !finished_ && !closing_ && reading_) {
+        if (request_) {
+            ssize_t n = record_ready(*request_);
+            if (n <= 0) break;
+            RecordHandler handler = std::move(request_->handler);
+            request_.reset();
+            std::string record = input_.take(static_cast<size_t>(n));
+            ok = guarded("record callback", [&] { handler(*this, std::move(record)); });
+            continue;
+        }
+        if (!input_.empty() && on_data_) ok = guarded("on_data callback", [this] { on_data_(*this, input_); });
+        break;
+    }
+    delivering_ = false;
+    return ok && !finished_;
 }
 
 // The peer ended its side.  Everything it sent was delivered; the answers
@@ -251,12 +278,15 @@ bool Connection::write(const void *data, size_t len)
             return false;
         }
         if (n > 0) {
+            note_write_progress();
             p += n;
             len -= static_cast<size_t>(n);
         }
     }
     if (len > 0) {
+        if (output_.empty()) note_write_progress(); // the write timeout counts from here
         output_.append(p, len);
+        queued_output_changed();
         if (!want_write_) {
             want_write_ = true;
             update_interest();
@@ -278,10 +308,15 @@ bool Connection::write(Buffer &data)
             finish(code_from_transport(err), err, error_text("write", err), false, true);
             return false;
         }
-        if (n > 0) data.drain(static_cast<size_t>(n));
+        if (n > 0) {
+            note_write_progress();
+            data.drain(static_cast<size_t>(n));
+        }
         if (data.empty()) return true;
     }
+    if (output_.empty()) note_write_progress();
     output_.append(data);
+    queued_output_changed();
     if (!want_write_) {
         want_write_ = true;
         update_interest();
@@ -315,6 +350,15 @@ void Connection::flush()
             return;
         }
         output_.drain(static_cast<size_t>(w));
+        if (w > 0) note_write_progress();
+    }
+    if (write_blocked_ && output_.size() <= settings_.write_low) {
+        write_blocked_ = false;
+        if (on_write_low_) {
+            CallbackScope scope(*this);
+            if (!guarded("on_write_low", [this] { on_write_low_(*this); })) return;
+        }
+        if (finished_ || !conn_) return;
     }
     if (!output_.empty()) return; // WRITE interest stays on
     want_write_ = false;
@@ -392,15 +436,13 @@ void Connection::resume_reading()
     if (reading_ || closing_ || finished_) return;
     reading_ = true;
     update_interest();
+    note_read(); // the read timeout counts from here
     // Bytes already buffered get delivered without waiting for new ones.
-    if (!input_.empty() && on_data_) {
+    if (!input_.empty() && (on_data_ || request_)) {
         std::weak_ptr<Connection> weak = shared_from_this();
         loop_->post([weak] {
             auto c = weak.lock();
-            if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->input_.empty() && c->on_data_) {
-                CallbackScope scope(*c);
-                c->guarded("on_data callback", [&c] { c->on_data_(*c, c->input_); });
-            }
+            if (c && c->reading_ && !c->finished_ && !c->closing_) c->deliver_input();
         });
     }
 }
@@ -417,6 +459,8 @@ void Connection::release_handlers()
     on_data_ = nullptr;
     on_drain_ = nullptr;
     on_eof_ = nullptr;
+    on_write_low_ = nullptr;
+    request_.reset();
     release_pending_ = false;
 }
 
@@ -436,6 +480,7 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
         conn_ = nullptr;
     }
     if (linger_timer_) linger_timer_->stop();
+    if (timeout_timer_) timeout_timer_->stop();
     release_handlers();
     CloseHandler close_cb = std::move(on_close_);
     auto finished_cb = std::move(on_finished_);

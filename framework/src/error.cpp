@@ -35,6 +35,7 @@ public:
         case errc::peer_reset: return "connection reset by peer";
         case errc::transport_error: return "transport error";
         case errc::callback_threw: return "a callback threw";
+        case errc::record_too_long: return "record longer than the maximum";
         }
         return "unknown twinwire error";
     }
@@ -50,6 +51,7 @@ public:
         case errc::timed_out: return std::errc::timed_out;
         case errc::unreachable: return std::errc::host_unreachable;
         case errc::peer_reset: return std::errc::connection_reset;
+        case errc::record_too_long: return std::errc::message_size;
         default: return {value, *this};
         }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Runtime lifecycle: start, run, stop, signals.
 #include "connection_access.hpp"
+#include "resolver.hpp"
 #include "run_guarded.hpp"
 #include "runtime_impl.hpp"
 
@@ -13,6 +14,8 @@
 #include <future>
 
 namespace twinwire {
+
+LoopState::~LoopState() = default;
 
 Runtime::Runtime(Config config) : config_(std::move(config)), impl_(std::make_unique<Impl>(this)) {}
 
@@ -39,6 +42,8 @@ void Runtime::start()
     log::set_level(parse_log_level(config_.log_level()));
     if (!config_.log_file().empty()) log::set_file(config_.log_file());
     if (!config_.log_ident().empty()) log::set_ident(config_.log_ident());
+    config_.check_connection_settings();
+    if (config_.get_bool("socket_activation")) impl_->passed = take_passed_sockets();
     try {
         selection_ = select_transports(config_);
     } catch (const ConfigError &) {
@@ -151,6 +156,7 @@ void Runtime::Impl::teardown_loop(size_t index)
         signal_events.clear();
     }
     loop.shutdown(); // runs what is still queued (accepted connections, plugin tasks), then refuses more
+    states[index]->resolver.reset(); // connects still resolving end with an error
     close_connections(index, false);
     for (auto &p : rt->selection_.plugins) p->detach(loop);
     if (rt->selection_.tcp) rt->selection_.tcp->detach(loop);

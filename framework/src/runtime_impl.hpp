@@ -2,6 +2,8 @@
 // The runtime's internals, shared by runtime*.cpp.
 #pragma once
 
+#include "socket_activation.hpp"
+
 #include <twinwire/runtime.hpp>
 
 #include <atomic>
@@ -14,10 +16,15 @@ struct event;
 
 namespace twinwire {
 
+class Resolver;
+struct ConnectAttempt;
+
 /// The connections of one loop; `conns` is touched only on that loop's thread.
 struct LoopState {
     std::unordered_map<uint64_t, std::weak_ptr<Connection>> conns;
     std::atomic<size_t> count{0};
+    std::unique_ptr<Resolver> resolver; ///< created on first use, on the loop's thread
+    ~LoopState();
 };
 
 struct ListenerImpl {
@@ -29,6 +36,7 @@ struct ListenerImpl {
     Runtime::Impl *rt;
     std::string address;
     uint16_t port = 0;
+    std::string announced; ///< "address:port" once the log said "listening on" it
     std::shared_ptr<AcceptHandler> on_accept;
     std::vector<std::unique_ptr<Endpoint>> endpoints;
     bool closed = false;
@@ -52,6 +60,7 @@ struct Runtime::Impl {
     std::atomic<bool> stopping{false};
     std::atomic<bool> torn_down{false};
     std::unique_ptr<Timer> stop_timer;
+    std::vector<PassedSocket> passed; ///< socket activation (loop 0's thread)
     uint64_t stop_deadline_ns = 0;
 
     explicit Impl(Runtime *runtime) : rt(runtime) {}
@@ -61,14 +70,20 @@ struct Runtime::Impl {
     void track(Loop &loop, const ConnectionPtr &c);
     /// A connection accepted by a listener, now on its own loop's thread.
     void adopt_accepted(Loop &loop, Transport &transport, tw_conn *conn, std::shared_ptr<AcceptHandler> handler);
-    /// Start a connect on `loop`'s thread over route step `step` (after a
-    /// failure, the next step is tried with the reason kept).
-    void start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done, size_t step,
-                       std::string fallback_reason);
+    /// Start a connect on `loop`'s thread: resolve, then try_connect.
+    void start_connect(Loop &loop, const ConnectOptions &options, ConnectHandler done);
+    /// Try the attempt's current address over its current transport (past
+    /// the last address: the next transport, or the end).
+    void try_connect(const std::shared_ptr<ConnectAttempt> &a);
+    void connect_failed(const std::shared_ptr<ConnectAttempt> &a, std::error_code code, const std::string &why);
+    Resolver &resolver(Loop &loop); ///< on that loop's thread
     void begin_stop(bool drain); ///< on loop 0
     void close_connections(size_t loop_index, bool drain);
     void teardown_loop(size_t loop_index); ///< on the loop's thread, after run() returned
     void close_listeners();
+    /// A passed socket not yet taken (named so, or any); nullptr when none
+    /// is left; StartupError when `name` is not among them.
+    PassedSocket *take_passed_socket(const std::string &name);
 };
 
 } // namespace twinwire

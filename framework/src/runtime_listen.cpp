@@ -6,8 +6,18 @@
 
 #include <twinwire/log.hpp>
 
-#include <netinet/in.h>
+#include <tw_socket_backend.h>
 
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace twinwire {
@@ -57,7 +67,7 @@ void ListenerImpl::close_now()
     closed = true;
     for (auto &ep : endpoints) ep->transport->ops().listener_close(ep->listener);
     // The log said "listening": it says when that ends (a dropped Listener too).
-    if (!endpoints.empty() && port != 0) TW_INFO("listen", "no longer listening on %s:%u", address.c_str(), port);
+    if (!announced.empty()) TW_INFO("listen", "no longer listening on %s", announced.c_str());
 }
 
 void Runtime::Impl::close_listeners()
@@ -127,6 +137,63 @@ void Runtime::Impl::adopt_accepted(Loop &loop, Transport &transport, tw_conn *co
     if (c) track(loop, c);
 }
 
+namespace {
+
+/// unix_mode and unix_owner on the socket file at `path`; "" or the error.
+std::string set_unix_permissions(const Config &config, const std::string &path)
+{
+    if (!config.get("unix_mode").empty()) {
+        mode_t mode = static_cast<mode_t>(std::stoul(config.get("unix_mode"), nullptr, 8));
+        if (chmod(path.c_str(), mode) < 0)
+            return "chmod " + config.get("unix_mode") + " " + path + ": " + std::strerror(errno) + " (unix_mode)";
+    }
+    std::string owner = config.get("unix_owner");
+    if (owner.empty()) return {};
+    size_t colon = owner.find(':');
+    std::string user = owner.substr(0, colon), group = colon == std::string::npos ? "" : owner.substr(colon + 1);
+    uid_t uid = static_cast<uid_t>(-1);
+    gid_t gid = static_cast<gid_t>(-1);
+    if (!user.empty()) {
+        struct passwd *pw = getpwnam(user.c_str());
+        if (!pw) return "unix_owner: no user '" + user + "'";
+        uid = pw->pw_uid;
+    }
+    if (!group.empty()) {
+        struct group *gr = getgrnam(group.c_str());
+        if (!gr) return "unix_owner: no group '" + group + "'";
+        gid = gr->gr_gid;
+    }
+    if (chown(path.c_str(), uid, gid) < 0)
+        return "chown " + owner + " " + path + ": " + std::strerror(errno) + " (unix_owner)";
+    return {};
+}
+
+/// The path of a filesystem Unix address, "" for anything else.
+std::string unix_path(const SocketAddress &a)
+{
+    if (a.ss.ss_family != AF_UNIX) return {};
+    auto *un = reinterpret_cast<const struct sockaddr_un *>(&a.ss);
+    return un->sun_path[0] ? std::string(un->sun_path, strnlen(un->sun_path, sizeof un->sun_path)) : std::string();
+}
+
+} // namespace
+
+PassedSocket *Runtime::Impl::take_passed_socket(const std::string &name)
+{
+    for (auto &p : passed)
+        if (!p.taken && (name.empty() || p.name == name)) {
+            p.taken = true;
+            return &p;
+        }
+    if (!name.empty()) {
+        std::string names;
+        for (const auto &p : passed) names += (names.empty() ? "" : ", ") + p.name + (p.taken ? " (taken)" : "");
+        throw StartupError(errc::bad_config, "listen: no passed socket named '" + name + "' (LISTEN_FDNAMES: " +
+                           (names.empty() ? std::string("none passed") : names) + ")");
+    }
+    return nullptr;
+}
+
 std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHandler on_accept)
 {
     if (!impl_->started) throw StartupError(errc::not_started, "Runtime::listen() before start()");
@@ -140,51 +207,96 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     int backlog = options.backlog < 0 ? config_.listen_backlog() : options.backlog;
     impl->on_accept = std::make_shared<AcceptHandler>(std::move(on_accept));
 
-    struct sockaddr_storage ss;
-    socklen_t len = 0;
-    std::string err = resolve_address(impl->address, static_cast<uint16_t>(port), true, &ss, &len);
-    if (!err.empty()) throw StartupError(errc::resolve_failed, "listen: " + err);
-
     // The last transport in use listens first: it must succeed, and with
     // port 0 it picks the port every other transport then uses.
     std::vector<Transport *> wanted(selection_.in_use.rbegin(), selection_.in_use.rend());
-    for (Transport *t : wanted) {
-        auto ep = std::make_unique<ListenerImpl::Endpoint>(ListenerImpl::Endpoint{impl.get(), t, nullptr});
-        tw_listen_params p{};
-        p.size = sizeof p;
-        p.backlog = backlog;
-        p.addr = reinterpret_cast<const struct sockaddr *>(&ss);
-        p.addrlen = len;
-        p.on_incoming = &ListenerImpl::on_incoming;
-        p.arg = ep.get();
-        int rc = t->ops().listen(t->tloop(*loops_[0]), &p, &ep->listener);
-        std::string where = impl->address + ":" + std::to_string(get_port(&ss)) + " (" + t->name() + ")";
-        if (rc < 0) {
-            std::string why = "listen on " + where + ": " + t->error_text(rc);
-            if (t != wanted.front() && selection_.fallback) {
-                TW_WARN("listen", "%s; not listening over %s on this address", why.c_str(), t->name().c_str());
-                continue;
-            }
-            impl->close_now();
-            throw StartupError(code_from_transport(rc), why);
-        }
-        if (get_port(&ss) == 0) {
-            // Port 0: every transport listens on the port the first one got.
-            struct sockaddr_storage bound;
-            uint32_t blen = sizeof bound;
-            if (t->ops().listener_addr(ep->listener, reinterpret_cast<struct sockaddr *>(&bound), &blen) == 0)
-                set_port(&ss, get_port(&bound));
-        }
-        impl->endpoints.insert(impl->endpoints.begin(), std::move(ep));
+    std::vector<SocketAddress> addresses;
+    PassedSocket *passed = impl_->take_passed_socket(options.fd_name);
+    if (passed) {
+        // Socket activation: the TCP transport takes the socket as it is;
+        // the others listen on its address.
+        if (std::find(wanted.begin(), wanted.end(), selection_.tcp.get()) == wanted.end())
+            throw StartupError(errc::transport_unavailable, "listen: socket activation passed fd " + std::to_string(passed->fd) +
+                               ", which only the tcp transport can take, and tcp is not in use (transport = " +
+                               config_.transport() + ")");
+        SocketAddress a;
+        a.len = sizeof a.ss;
+        if (getsockname(passed->fd, reinterpret_cast<struct sockaddr *>(&a.ss), &a.len) < 0)
+            throw StartupError(std::error_code(errno, std::generic_category()),
+                               "listen: passed fd " + std::to_string(passed->fd) + ": " + std::strerror(errno));
+        addresses.push_back(a);
+        impl->address = sockaddr_text(a.sa());
+        if (a.ss.ss_family != AF_UNIX) impl->address = impl->address.substr(0, impl->address.rfind(':'));
+    } else {
+        std::string err = listen_addresses(impl->address, static_cast<uint16_t>(port), &addresses);
+        if (!err.empty()) throw StartupError(errc::resolve_failed, "listen: " + err);
     }
-    impl->port = get_port(&ss);
+
+    for (size_t i = 0; i < addresses.size(); ++i) {
+        SocketAddress &ss = addresses[i];
+        if (i > 0) set_port(&ss.ss, impl->port); // every address on the port the first one got
+        for (Transport *t : wanted) {
+            auto ep = std::make_unique<ListenerImpl::Endpoint>(ListenerImpl::Endpoint{impl.get(), t, nullptr});
+            tw_listen_params p{};
+            p.size = sizeof p;
+            p.backlog = backlog;
+            p.addr = ss.sa();
+            p.addrlen = ss.len;
+            p.on_incoming = &ListenerImpl::on_incoming;
+            p.arg = ep.get();
+            int rc;
+            if (passed && t == selection_.tcp.get()) {
+                tw_tcp_adopt_listener adopt{};
+                adopt.size = sizeof adopt;
+                adopt.fd = passed->fd;
+                adopt.tloop = t->tloop(*loops_[0]);
+                adopt.params = &p;
+                rc = t->ops().ctrl(t->handle(), nullptr, "tcp", TW_TCP_CTRL_ADOPT_LISTENER, &adopt, sizeof adopt);
+                ep->listener = adopt.listener;
+            } else {
+                rc = t->ops().listen(t->tloop(*loops_[0]), &p, &ep->listener);
+            }
+            std::string where = sockaddr_text(ss.sa()) + " (" + t->name() + (passed ? ", passed by the service manager" : "") + ")";
+            if (rc < 0) {
+                std::string why = "listen on " + where + ": " + t->error_text(rc);
+                // A transport other than the last, or an address other than the first of a name: skipped.
+                if ((t != wanted.front() && selection_.fallback) || (i > 0 && !impl->endpoints.empty())) {
+                    TW_WARN("listen", "%s; not listening over %s on this address", why.c_str(), t->name().c_str());
+                    continue;
+                }
+                impl->close_now();
+                throw StartupError(code_from_transport(rc), why);
+            }
+            if (get_port(&ss.ss) == 0) {
+                // Port 0: every transport listens on the port the first one got.
+                struct sockaddr_storage bound;
+                uint32_t blen = sizeof bound;
+                if (t->ops().listener_addr(ep->listener, reinterpret_cast<struct sockaddr *>(&bound), &blen) == 0)
+                    set_port(&ss.ss, get_port(&bound));
+            }
+            if (i == 0) impl->port = get_port(&ss.ss);
+            impl->endpoints.insert(impl->endpoints.begin(), std::move(ep));
+        }
+    }
+    std::string path = passed ? std::string() : unix_path(addresses.front());
+    if (!path.empty()) {
+        std::string err = set_unix_permissions(config_, path);
+        if (!err.empty()) {
+            impl->close_now();
+            throw StartupError(errc::permission_denied, "listen: " + err);
+        }
+    }
     {
         std::lock_guard<std::mutex> lock(impl_->listeners_mutex);
         impl_->listeners.push_back(impl);
     }
     std::string names;
     for (auto &ep : impl->endpoints) names += (names.empty() ? "" : "+") + ep->transport->name();
-    TW_INFO("listen", "listening on %s:%u over %s", impl->address.c_str(), impl->port, names.c_str());
+    impl->announced = addresses.front().ss.ss_family == AF_UNIX ? impl->address
+                                                                : impl->address + ":" + std::to_string(impl->port);
+    TW_INFO("listen", "listening on %s over %s%s%s", impl->announced.c_str(), names.c_str(),
+            addresses.size() > 1 ? " (every address of the name)" : "",
+            passed ? " (a socket passed by the service manager)" : "");
     return std::shared_ptr<Listener>(new Listener(impl));
 }
 

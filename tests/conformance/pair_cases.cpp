@@ -142,6 +142,70 @@ TEST_CASE("pair: with one loop the same exchange gives the same events in the sa
     CHECK(first == second);
 }
 
+TEST_CASE("pair: addresses are names of the process's namespace: any address listens, a wildcard overlaps every "
+          "address of its port, and a connect to 0.0.0.0 reaches 127.0.0.1",
+          "[pair][connect]")
+{
+    Env env;
+    SECTION("an address no interface has")
+    {
+        Server &server = env.listen(0, 0, make_address("10.1.2.3"));
+        CHECK(host_text(server.address) == "10.1.2.3");
+        Endpoint &client = env.connect(server);
+        client.send("over a made-up address");
+        REQUIRE(env.run_until([&] { return client.received.size() >= 22 || client.failed(); }));
+        CHECK(client.received == "over a made-up address");
+        CHECK(to_text(client.peer_address()) == to_text(server.address));
+    }
+    SECTION("a wildcard and a specific address on one port")
+    {
+        Server &specific = env.listen(0, 0, make_address("127.0.0.1"));
+        sockaddr_storage any = make_address("0.0.0.0", port_of(specific.address));
+        CHECK_THROWS_WITH(env.listen(0, 0, any), Catch::Contains("listen on 0.0.0.0:") && Catch::Contains("in use"));
+        sockaddr_storage to_any = make_address("0.0.0.0", port_of(specific.address));
+        Endpoint &client = env.connect(to_any);
+        REQUIRE(env.run_until([&] { return client.connected || client.errors; }));
+        CHECK(client.connected == 1);
+        CHECK(to_text(client.peer_address()) == to_text(specific.address));
+    }
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("pair: after shutdown(SHUT_RD) reads return end-of-stream, and what the peer writes is taken and dropped",
+          "[pair][close]")
+{
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    server.configure = [](Endpoint &e) { e.pause_reading(); };
+    Endpoint &client = env.connect_both(server);
+    Endpoint &reader = *server.endpoints[0];
+    const std::string chunk = make_payload(10000, 3);
+    REQUIRE(client.write(chunk.data(), chunk.size()) == ssize_t(chunk.size()));
+    REQUIRE(reader.shutdown(SHUT_RD) == 0);
+    char byte;
+    CHECK(reader.read(&byte, 1) == 0); // what was buffered is gone too
+    size_t taken = 0;
+    for (int i = 0; i < 100; i++) { // far more than the buffer holds
+        ssize_t n = client.write(chunk.data(), chunk.size());
+        REQUIRE(n == ssize_t(chunk.size()));
+        taken += size_t(n);
+    }
+    CHECK(taken > buffer_size(env));
+    tw_buf out = TW_BUF_INIT;
+    {
+        OpGuard guard;
+        REQUIRE(env.ops().send_buf_get(client.conn(), 100, &out) == 0);
+        out.len = 100;
+        CHECK(env.ops().send_buf_submit(client.conn(), &out) == 0);
+    }
+    CHECK(reader.read(&byte, 1) == 0);
+    CHECK(client.stats().bytes_sent == chunk.size() * 101 + 100);
+    env.spin();
+    CHECK_FALSE(client.failed());
+    CHECK(env.rule_violations() == "");
+}
+
 TEST_CASE("pair: a connect where nothing listens names the address in last_error", "[pair][errors]")
 {
     Env env;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
 using kvd_test::SessionFixture;
@@ -433,4 +434,20 @@ TEST_CASE("EXEC runs its commands with no other loop thread's command among them
     REQUIRE(v[0].elements.size() == 3);
     CHECK(v[0].elements[2].text == "mine");
     CHECK(f.call({"GET", "x"}).text == "theirs"); // it ran after EXEC
+}
+
+TEST_CASE("a set that shrank gives back its buckets before SPOP picks at random", "[kvd][sets]")
+{
+    kvd::Set set;
+    std::vector<std::string> names;
+    for (int i = 0; i < 100000; ++i) names.push_back(std::to_string(i));
+    set.add(std::vector<std::string_view>(names.begin(), names.end()));
+    std::minstd_rand random(1);
+    for (int i = 0; i < 99990; ++i) set.pop_random(random);
+    REQUIRE(set.members.bucket_count() > 50000); // what a random pick would probe
+    set.compact();
+    CHECK(set.members.bucket_count() < 100);
+    std::set<std::string> left;
+    while (!set.empty()) left.insert(set.pop_random(random).value());
+    CHECK(left.size() == 10);
 }

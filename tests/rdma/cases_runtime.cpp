@@ -133,3 +133,83 @@ TEST_CASE("over RDMA an exception from each kind of callback closes only its con
     CHECK(r.echoed == "echo");
     CHECK(r.client_ends["echo"].code == errc::closed_locally);
 }
+
+TEST_CASE("over RDMA, read_until cuts records, the write watermarks call on_write_low and a read timeout closes a "
+          "silent connection",
+          "[rdma][runtime][io]")
+{
+    twinwire::rdmatest::use_settings({});
+    twinwire::conformance::release_transport();
+    Config c;
+    c.set("transport", "rdma");
+    c.set("threads", "1");
+    c.set("log_level", "warn");
+    c.set("connect_timeout_ms", "20000");
+    c.set("write_high_watermark", "256k");
+    c.set("write_low_watermark", "64k");
+    Runtime rt(c);
+    rt.start();
+    std::vector<std::string> lines;
+    CloseInfo server_end;
+    bool blocked = false;
+    int lows = 0;
+    auto listener = rt.listen({getenv("SOFTROCE_SERVER_IP"), 0}, [&](const ConnectionPtr &s) {
+        s->on_close([&](Connection &, const CloseInfo &info) {
+            server_end = info;
+            rt.stop(true);
+        });
+        s->on_write_low([&](Connection &conn) {
+            ++lows;
+            conn.set_read_timeout(500ms); // from now on the client says nothing
+        });
+        auto next = std::make_shared<std::function<void(Connection &)>>();
+        *next = [&, next](Connection &conn) {
+            conn.read_until("\r\n", 64, [&, next](Connection &self, std::string line) {
+                lines.push_back(line);
+                if (lines.size() < 3) {
+                    (*next)(self);
+                    return;
+                }
+                *next = nullptr;
+                // Far more than the client's ring and our send ring take while it does not read.
+                for (int i = 0; i < 64 && !self.write_blocked(); ++i) self.write(std::string(64 * 1024, 'w'));
+                blocked = self.write_blocked();
+            });
+        };
+        (*next)(*s);
+    });
+    ConnectOptions opt;
+    opt.address = getenv("SOFTROCE_SERVER_IP");
+    opt.port = listener->port();
+    opt.source_address = getenv("SOFTROCE_CLIENT_IP");
+    std::string error;
+    size_t received = 0;
+    ConnectionPtr client;
+    Timer start_reading(rt.loop(0), [&] {
+        if (client) client->resume_reading();
+    });
+    rt.connect(opt, [&](const ConnectionPtr &conn, const std::string &err) {
+        if (!conn) {
+            error = err;
+            rt.stop(false);
+            return;
+        }
+        client = conn;
+        conn->pause_reading(); // the server's output piles up above its high watermark
+        conn->on_data([&](Connection &, Buffer &in) { received += in.size(), in.drain(in.size()); });
+        conn->write("one\r\ntw");
+        conn->write("o\r\nthree\r\n");
+        start_reading.start(1s);
+    });
+    Timer dog(rt.loop(0), [&] { rt.stop(false); });
+    dog.start(120s);
+    rt.run();
+    INFO("error: " << error << "; server end: " << server_end.reason);
+    CHECK(error.empty());
+    CHECK(lines == std::vector<std::string>{"one\r\n", "two\r\n", "three\r\n"});
+    CHECK(blocked);
+    CHECK(lows == 1);
+    CHECK(received > 256 * 1024);
+    CHECK(server_end.code == errc::timed_out);
+    CHECK(server_end.reason == "read_timeout_ms: nothing received for 500 ms");
+}

@@ -40,6 +40,13 @@ struct Set {
     /// Members added (those not there already).
     size_t add(const std::vector<std::string_view> &values);
     size_t remove(const std::vector<std::string_view> &values);
+    /// Give back buckets when the set shrank to a small part of them, so a
+    /// random pick finds a member in a few tries (may throw: call before
+    /// changing anything).
+    void compact()
+    {
+        if (members.size() * 8 < members.bucket_count()) members.rehash(0);
+    }
     /// Take out a member chosen at random (the set is not empty); putting
     /// the node back with members.insert() cannot throw.
     std::unordered_set<std::string>::node_type pop_random(std::minstd_rand &random);

@@ -57,6 +57,7 @@ void spop(CommandContext &ctx)
             if (!reply.overflowed()) set.members.clear();
             return;
         }
+        set.compact();
         // Take the members out, reply, and put them back if the reply did not fit.
         std::vector<std::unordered_set<std::string>::node_type> taken;
         taken.reserve(static_cast<size_t>(count));

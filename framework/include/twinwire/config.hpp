@@ -108,6 +108,14 @@ public:
     uint32_t shutdown_timeout_ms() const;  ///< shutdown_timeout_ms = 5000
     size_t read_buffer_size() const;       ///< read_buffer_size = 64k (bytes per read call)
     size_t write_buffer_limit() const;     ///< write_buffer_limit = 64M (output queued per connection before writes fail)
+    size_t write_high_watermark() const;   ///< write_high_watermark = 1M (Connection::write_blocked() above it)
+    size_t write_low_watermark() const;    ///< write_low_watermark = 256k (on_write_low when output falls to it)
+    uint32_t read_timeout_ms() const;      ///< read_timeout_ms = 0 (off)
+    uint32_t write_timeout_ms() const;     ///< write_timeout_ms = 0 (off)
+    uint32_t idle_timeout_ms() const;      ///< idle_timeout_ms = 0 (off)
+    /// Checks that involve several keys (watermarks below the write limit).
+    /// Throws ConfigError; Runtime::start() calls it.
+    void check_connection_settings() const;
     std::string log_level() const;         ///< log_level = error|warn|info|debug|trace
     std::string log_file() const;          ///< log_file = "" (stderr)
     std::string log_ident() const;         ///< log_ident = "" (the program's name)

@@ -8,6 +8,7 @@
 #include <twinwire/error.hpp>
 #include <twinwire/transport.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,7 +30,8 @@ struct TW_API CloseInfo {
     /// What to branch on: errc::closed_locally (close(), the runtime
     /// stopping), errc::aborted (abort()), errc::peer_closed (end of
     /// stream), errc::peer_reset, errc::timed_out (output not flushed in
-    /// time, a dead peer), errc::callback_threw, errc::transport_error, or
+    /// time, a dead peer, a read/write/idle timeout), errc::record_too_long
+    /// (read_until's maximum), errc::callback_threw, errc::transport_error, or
     /// for a connect that failed its handshake the connect codes.
     std::error_code code;
 };
@@ -53,6 +55,26 @@ struct TW_API CloseInfo {
  * once the output queued so far has been written, so an application that
  * answers later than inside on_data must set on_eof.
  *
+ * Reading records: read_until() and read_exactly() ask for the next record
+ * (one request at a time, one-shot like asio's async_read_until: call again
+ * from the handler for the next).  While a request waits, on_data does not
+ * run; the bytes after a record stay buffered for the next request, or go to
+ * on_data when none is made.  A delimiter not found within max_bytes closes
+ * the connection with errc::record_too_long (error -EMSGSIZE) and a reason
+ * naming the limit (the
+ * output queued so far is still flushed).
+ *
+ * Watermarks: output above the high watermark makes write_blocked() true
+ * (writes still succeed up to write_buffer_limit); once it falls back to the
+ * low watermark, on_write_low runs.  on_drain still means "output empty".
+ *
+ * Timeouts (0: off; defaults from read_timeout_ms, write_timeout_ms,
+ * idle_timeout_ms): no byte received for the read timeout while reading is
+ * on, queued output that makes no progress for the write timeout, or no
+ * traffic either way for the idle timeout close the connection with
+ * errc::timed_out (error -ETIMEDOUT), the queued output dropped, and a
+ * reason naming the timeout.
+ *
  * Exceptions: one escaping a callback (on_data, on_eof, on_drain, the accept
  * or connect handler) ends that connection only - logged at ERROR with the
  * exception's text, its on_close told why (code errc::callback_threw, error
@@ -71,6 +93,8 @@ public:
     /// The peer ended its side (after every byte it sent went to on_data).
     /// The connection stays writable; close() it when the answers are queued.
     using EofHandler = std::function<void(Connection &)>;
+    /// One record from read_until / read_exactly (the delimiter included).
+    using RecordHandler = std::function<void(Connection &, std::string record)>;
 
     ~Connection();
     Connection(const Connection &) = delete;
@@ -80,6 +104,15 @@ public:
     void on_close(CloseHandler handler);
     void on_drain(DrainHandler handler);
     void on_eof(EofHandler handler);
+    /// The output fell to the low watermark after going above the high one.
+    void on_write_low(DrainHandler handler);
+
+    /// Deliver the input up to and including the next `delimiter` (not
+    /// empty) to `handler`, once.  More than `max_bytes` (delimiter
+    /// included) without it: the connection closes with -EMSGSIZE.
+    void read_until(std::string delimiter, size_t max_bytes, RecordHandler handler);
+    /// Deliver exactly the next `n` bytes (n > 0) to `handler`, once.
+    void read_exactly(size_t n, RecordHandler handler);
 
     /// Queue bytes and send as much as the transport takes now.  Returns
     /// false (and queues nothing) when the connection is closed or the
@@ -88,6 +121,17 @@ public:
     bool write(std::string_view text) { return write(text.data(), text.size()); }
     /// Move a whole buffer to the output (no copy of its bytes).
     bool write(Buffer &data);
+
+    /// Output queued above the high watermark (see the class comment).
+    bool write_blocked() const { return write_blocked_; }
+    /// Per-connection watermarks; false (nothing changed) unless
+    /// low < high <= write_buffer_limit.
+    bool set_write_watermarks(size_t low, size_t high);
+
+    /// Per-connection timeouts (zero: off); each counts from this call.
+    void set_read_timeout(std::chrono::milliseconds timeout);
+    void set_write_timeout(std::chrono::milliseconds timeout);
+    void set_idle_timeout(std::chrono::milliseconds timeout);
 
     /// Send end-of-stream after the queued output (half-close); reading goes on.
     void shutdown_write();
@@ -130,6 +174,17 @@ private:
         size_t read_size;
         size_t write_limit;
         uint32_t linger_ms;
+        size_t write_low;
+        size_t write_high;
+        uint32_t read_timeout_ms;
+        uint32_t write_timeout_ms;
+        uint32_t idle_timeout_ms;
+    };
+    struct ReadRequest {
+        std::string delimiter; ///< empty: exactly `count` bytes
+        size_t count = 0;      ///< read_exactly: the size; read_until: the maximum
+        size_t searched = 0;   ///< bytes already searched for the delimiter
+        RecordHandler handler;
     };
     using Established = std::function<void(const std::shared_ptr<Connection> &, int error, const std::string &why)>;
 
@@ -137,6 +192,18 @@ private:
 
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
+    /// Hand the input to the pending read request(s), then on_data.
+    /// Returns false when a callback threw (the connection is finished).
+    bool deliver_input();
+    /// 0 when the request cannot be served yet, else the record's size;
+    /// -1 after closing the connection for an over-long record.
+    ssize_t record_ready(ReadRequest &req);
+    void set_request(ReadRequest req);
+    void queued_output_changed();
+    void note_read();
+    void note_write_progress();
+    void arm_timeouts();
+    void check_timeouts();
     void peer_ended();
     void close_after_eof();
     template <class F> bool guarded(const char *callback, F &&f);
@@ -168,6 +235,13 @@ private:
     CloseHandler on_close_;
     DrainHandler on_drain_;
     EofHandler on_eof_;
+    DrainHandler on_write_low_;
+    std::unique_ptr<ReadRequest> request_;
+    std::unique_ptr<Timer> timeout_timer_;
+    uint64_t last_read_ns_ = 0;
+    uint64_t last_write_ns_ = 0;
+    bool write_blocked_ = false;
+    bool delivering_ = false;
     Established on_established_;                  ///< handshake outcome (framework)
     const char *established_handler_ = "";     ///< "accept handler" or "connect handler", for the log
     std::function<void(Connection &)> on_finished_; ///< unregisters (framework)

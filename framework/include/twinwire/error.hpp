@@ -46,6 +46,7 @@ enum class errc {
     peer_reset,             ///< the peer reset the connection
     transport_error,        ///< any other failure the transport reported (CloseInfo::error has it)
     callback_threw,         ///< an application callback threw: the connection was closed
+    record_too_long,        ///< read_until: no delimiter within the maximum asked for
 };
 
 /// The category of errc ("twinwire").

@@ -23,9 +23,13 @@ class Runtime;
 struct ListenerImpl;
 
 struct TW_API ListenOptions {
-    std::string address;   ///< "" = config listen_address
+    std::string address;   ///< "" = config listen_address; "unix:/path", "unix:@name", "*" (IPv6 and IPv4)
     int port = -1;         ///< -1 = config listen_port; 0 = any free port
     int backlog = -1;      ///< -1 = config listen_backlog
+    /// Socket activation (a service manager passed listening sockets,
+    /// LISTEN_FDS): the one named so in LISTEN_FDNAMES; "" = the next one
+    /// not yet taken.  Without passed sockets (or all taken) the listener binds.
+    std::string fd_name = {};
 };
 
 /// A listening endpoint: one listener per transport in use (auto: TCP and,
@@ -103,7 +107,9 @@ public:
     size_t loop_count() const { return loops_.size(); }
     Loop &loop(size_t index) { return *loops_.at(index); }
 
-    /// Listen over every transport in use, on one address and port.  Called
+    /// Listen over every transport in use, on one address and port (every
+    /// address of a host name; a socket passed by systemd when there is
+    /// one, see ListenOptions::fd_name).  Called
     /// on the main thread, it binds before returning and throws StartupError
     /// on failure (code() errc::address_in_use, errc::address_unavailable,
     /// errc::permission_denied, errc::resolve_failed, ...; with several

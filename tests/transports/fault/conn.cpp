@@ -55,15 +55,20 @@ void schedule(tw_conn *c)
 {
     if (!c->fl) return;
     uint64_t now = now_of(c), at = UINT64_MAX;
-    auto consider = [&](uint64_t t) {
+    // Held bytes wait for their time; the host hears of ready ones through
+    // has_pending_data, checked before the loop sleeps.
+    auto ready_at = [&](uint64_t t) {
         if (t > now && t < at) at = t;
     };
-    if (!c->rxq.chunks.empty()) consider(c->rxq.chunks.front().ready_ns);
-    if (!c->txq.chunks.empty()) consider(c->txq.chunks.front().ready_ns);
-    if (c->eagain_until_ns) consider(c->eagain_until_ns);
-    if (c->connect_deadline_ns) consider(c->connect_deadline_ns);
-    if (c->linger_deadline_ns) consider(c->linger_deadline_ns);
-    if (at == UINT64_MAX || at == c->timer_at) return;
+    // Actions run from the timer even when their time has already passed
+    // (the thread may have been preempted since it was set): never lost.
+    auto due_at = [&](uint64_t t) { at = std::min(at, std::max(t, now)); };
+    if (!c->rxq.chunks.empty()) ready_at(c->rxq.chunks.front().ready_ns);
+    if (!c->txq.chunks.empty() && !c->tx_blocked) due_at(c->txq.chunks.front().ready_ns);
+    if (c->eagain_until_ns) due_at(c->eagain_until_ns);
+    if (c->connect_deadline_ns) due_at(c->connect_deadline_ns);
+    if (c->linger_deadline_ns) due_at(c->linger_deadline_ns);
+    if (at == UINT64_MAX || (at == c->timer_at && at > now)) return;
     const tw_host *h = host_of(c);
     if (!c->timer && h->timer_add(c->fl->loop, on_timer, c, &c->timer) < 0) return;
     c->timer_at = at;
@@ -126,10 +131,14 @@ void pull(tw_conn *c)
 void flush(tw_conn *c)
 {
     uint64_t now = now_of(c);
+    c->tx_blocked = false;
     while (c->inner && c->up && c->txq.ready(now)) {
         Chunk &head = c->txq.chunks.front();
         ssize_t w = inner_ops(c).write(c->inner, head.data.data() + head.off, head.data.size() - head.off);
-        if (w == -EAGAIN) break;
+        if (w == -EAGAIN) { // the inner connection's TW_EV_WRITE resumes it
+            c->tx_blocked = true;
+            break;
+        }
         if (w < 0) { // the inner connection failed: it reports TW_EV_ERROR itself
             c->tx_error = static_cast<int>(w);
             c->txq.chunks.clear();

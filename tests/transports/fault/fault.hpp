@@ -109,6 +109,7 @@ struct tw_conn {
     uint64_t writes = 0, reads = 0;
     uint64_t would_block = 0;   ///< writes fault cut short or refused (added to the inner's write_would_block)
     int tx_error = 0;           ///< the inner write that failed while flushing
+    bool tx_blocked = false;    ///< the inner connection refused the last flush (-EAGAIN)
     std::string send_buf;       ///< a zero-copy send buffer lent from fault's queue, when tx_shaped
     bool send_buf_out = false;
     uint64_t zero_copy_sends = 0, zero_copy_recvs = 0; ///< through fault's own queue memory

@@ -88,14 +88,10 @@ void registry_remove_listener(tw_listener *l)
 
 tw_listener *registry_find_listener(const sockaddr_storage &to)
 {
-    Registry &r = registry();
-    tw_listener *wildcard = nullptr;
-    for (tw_listener *l : r.listeners) {
-        if (port_of(l->addr) != port_of(to) || !takes(l, to)) continue;
-        if (!is_wildcard(l->addr)) return l; // the exact address first
-        if (!wildcard || l->addr.ss_family == to.ss_family) wildcard = l;
-    }
-    return wildcard;
+    // Listeners never overlap (registry_add_listener), so at most one takes it.
+    for (tw_listener *l : registry().listeners)
+        if (port_of(l->addr) == port_of(to) && takes(l, to)) return l;
+    return nullptr;
 }
 
 uint16_t registry_client_port()

@@ -174,7 +174,6 @@ int pair_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
     if (int rc = write_refusal(c); rc < 0) return rc;
     Ring &ring = c->out();
     if (min_len > ring.cap) return -EMSGSIZE;
-    if (ring.discard) return -EPIPE;
     if (!ensure_storage(ring)) return -ENOMEM;
     ring.rewind_if_idle();
     size_t off = static_cast<size_t>(ring.tail % ring.cap);
@@ -210,7 +209,7 @@ int pair_send_buf_submit(tw_conn *c, tw_buf *buf)
         return conn_fail(c, -EPIPE, "send_buf_submit", "the peer closed its end before the buffer was submitted");
     if (buf->len == 0) return 0;
     size_t before = ring.used();
-    ring.tail += buf->len;
+    if (!ring.discard) ring.tail += buf->len; // else the peer shut down reading: dropped, as write does
     produced(c, before, buf->len);
     return 0;
 }
