@@ -8,6 +8,8 @@
 
 #include <twinwire/runtime.hpp>
 
+#include "serve_while.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -16,22 +18,10 @@
 #include <thread>
 
 using namespace twinwire;
+using twtest::serve_while;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Runs `client` on its own thread while the runtime serves on this one.
-template <class F> void serve_while(Runtime &rt, F client)
-{
-    std::thread t([&] {
-        client();
-        rt.stop(false);
-    });
-    Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
-    watchdog.start(30s);
-    rt.run();
-    t.join();
-}
 
 } // namespace
 

@@ -6,26 +6,17 @@
 
 #include <twinwire/runtime.hpp>
 
+#include "serve_while.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <thread>
 
 using namespace twinwire;
+using twtest::serve_while;
 using namespace std::chrono_literals;
 
 namespace {
-
-template <class F> void serve_while(Runtime &rt, F client)
-{
-    std::thread t([&] {
-        client();
-        rt.stop(false);
-    });
-    Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
-    watchdog.start(30s);
-    rt.run();
-    t.join();
-}
 
 // Answers every line with "<line>|" (the delimiter kept), one request at a time.
 void serve_lines(const ConnectionPtr &c, size_t max)

@@ -6,6 +6,8 @@
 
 #include <twinwire/runtime.hpp>
 
+#include "serve_while.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <thread>
 
 using namespace twinwire;
+using twtest::serve_while;
 using namespace std::chrono_literals;
 
 namespace {
@@ -86,18 +89,6 @@ std::string exchange(int fd, const std::string &text)
 }
 
 /// Serve on rt's loop while `client` runs on a thread.
-template <class F> void serve_while(Runtime &rt, F client)
-{
-    std::thread t([&] {
-        client();
-        rt.stop(false);
-    });
-    Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
-    watchdog.start(20s);
-    rt.run();
-    t.join();
-}
-
 AcceptHandler echo(std::string *peer = nullptr, std::string *local = nullptr)
 {
     return [peer, local](const ConnectionPtr &c) {
