@@ -33,7 +33,12 @@ set -- "$bin/twinwire-each-transport" --logs "$work/logs" --require "$required"
 "$@" -- "$work/echo/echo-test" >"$work/table" 2>&1
 rc=$?
 cat "$work/table"
-[ $rc = 0 ] || fail "twinwire-each-transport exited $rc"
+if [ $rc != 0 ]; then
+    for log in "$work"/logs/*.log; do
+        grep -Eq " FAIL .* $log\$" "$work/table" && { echo "--- $log"; cat "$log"; }
+    done
+    fail "twinwire-each-transport exited $rc"
+fi
 for t in tcp pair 'fault\(flaky, seed [0-9]+\)' rdma; do
     grep -Eq "^$t +(PASS|SKIP) " "$work/table" || fail "no PASS or SKIP row for $t"
 done

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -235,6 +236,7 @@ TEST_CASE("how a connection ended has a code: peer closed, peer reset, closed, a
     Runtime rt(config);
     rt.start();
     std::map<std::string, CloseInfo> ends; // by the first bytes each client sent
+    std::atomic<bool> finished{false};
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
         auto name = std::make_shared<std::string>();
         c->on_data([name](Connection &conn, Buffer &in) {
@@ -265,11 +267,20 @@ TEST_CASE("how a connection ended has a code: peer closed, peer reset, closed, a
         stuck.send_all("stuck");
         closed.read_to_end(2000);
         aborted.read_to_end(2000);
-        usleep(600000); // past shutdown_timeout_ms, never reading
+        while (!finished) usleep(10000); // never reading from `stuck` until every end was seen
+    });
+    // Stops once the five ends are known (the stuck one after shutdown_timeout_ms).
+    Timer poll(rt.loop(0), [&] {
+        if (ends.size() < 5) return;
+        finished = true;
         rt.stop(false);
     });
-    Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
-    watchdog.start(10s);
+    poll.start(1ms, 10ms);
+    Timer watchdog(rt.loop(0), [&] {
+        finished = true;
+        rt.stop(false);
+    });
+    watchdog.start(20s);
     rt.run();
     clients.join();
     REQUIRE(ends.count("eof"));
