@@ -74,13 +74,30 @@ TEST_CASE("a relative --pidfile or --log-file is made absolute before the daemon
 TEST_CASE("bad command lines are usage errors naming the argument", "[kvd][cli]")
 {
     CHECK_THROWS_WITH(parse({"--frobnicate"}), "unknown argument '--frobnicate'");
-    CHECK_THROWS_WITH(parse({"--port"}), "--port needs a value");
+    CHECK_THROWS_WITH(parse({"--port"}), "--port: 1 required N missing");
     CHECK_THROWS_WITH(parse({"--set", "novalue"}), "--set needs KEY=VALUE, got 'novalue'");
-    CHECK_THROWS_WITH(parse({"--daemonize=yes"}), "--daemonize takes no value");
+    CHECK_THROWS_WITH(parse({"--port", "1", "stray"}), "unknown argument 'stray'");
+}
+
+TEST_CASE("--port and --set listen_port= apply in command-line order: the last one wins", "[kvd][cli]")
+{
+    CHECK(config_for(parse({"--port", "7400", "--set", "listen_port=7401"})).listen_port() == 7401);
+    twinwire::Config config = config_for(parse({"--set", "listen_port=7401", "--port", "7400"}));
+    CHECK(config.listen_port() == 7400);
+    CHECK(config.find("listen_port")->origin == "command line --port");
+    CHECK(config_for(parse({"--port", "7400", "--port=7402"})).listen_port() == 7402);
+}
+
+TEST_CASE("--daemonize=no undoes daemonize = yes from the file", "[kvd][cli]")
+{
+    CHECK_FALSE(kvd::Settings::from(config_for(parse({"--daemonize=no"}), "[kvd]\ndaemonize = yes\n")).daemonize);
+    CHECK(kvd::Settings::from(config_for(parse({"--daemonize"}))).daemonize);
 }
 
 TEST_CASE("bad values are config errors naming key, value and where they came from", "[kvd][cli]")
 {
+    CHECK_THROWS_WITH(config_for(parse({"--daemonize=maybe"})),
+                      Catch::Contains("command line --daemonize") && Catch::Contains("'maybe'"));
     CHECK_THROWS_WITH(config_for(parse({"--port", "70000"})),
                       Catch::Contains("command line --port") && Catch::Contains("'70000'") &&
                           Catch::Contains("listen_port"));
@@ -124,5 +141,7 @@ TEST_CASE("--help names the default port and every configuration key", "[kvd][cl
     kvd::define_keys(config);
     std::string text = kvd::usage_text(config);
     CHECK(text.find("port 7379") != std::string::npos);
+    for (const char *option : {"--port N", "--set KEY=VALUE", "--daemonize", "--check-config", "-c,--config FILE"})
+        CHECK(text.find(option) != std::string::npos);
     for (const auto &key : config.schema()) CHECK(text.find(key.name) != std::string::npos);
 }

@@ -27,6 +27,14 @@ echo "$out" | grep -q 'not looked at' || fail "tcp mode looked at the plugin"
 
 out=$("$info" --bogus 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "a bad argument exited $rc, expected 2"
+echo "$out" | grep -q -- '--bogus' || fail "the bad argument is not named"
+
+out=$("$info" --help 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q -- '--transport T' && echo "$out" | grep -q 'Exit status' || fail "--help"
+
+# Given twice, the last --transport counts (tcp: plugins are not looked at).
+out=$("$info" --transport rdma --transport tcp 2>&1); rc=$?
+[ $rc -eq 0 ] && echo "$out" | grep -q 'not looked at' || fail "the last --transport does not count"
 
 out=$("$info" --version 2>&1); rc=$?
 [ $rc -eq 0 ] && echo "$out" | grep -q '^twinwire-info [0-9.]* (ABI 1\.[0-9]*)$' || fail "--version"

@@ -3,12 +3,15 @@
 
 #include <twinwire/config.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <map>
 
 namespace twinwire::bench {
@@ -57,165 +60,204 @@ std::vector<std::string> split(const std::string &text, char sep)
     }
 }
 
-// Walks "--name value" and "--name=value" pairs.
-class Reader {
-public:
-    Reader(const std::vector<std::string> &args, size_t first) : args_(args), pos_(first) {}
+// An option with a value that `set` parses (throwing ArgError that names the
+// option) into the mode's options; given twice, the last one counts.
+using Setter = std::function<void(const std::string &text, const std::string &option)>;
 
-    bool next()
-    {
-        if (pos_ >= args_.size()) return false;
-        const std::string &arg = args_[pos_++];
-        const bool is_short = arg.size() == 2 && arg[0] == '-' && arg[1] != '-';
-        if (!is_short && (arg.size() < 3 || arg.compare(0, 2, "--") != 0))
-            throw ArgError("unexpected argument '" + arg + "'; options start with -- (or - for the short ones)");
-        size_t eq = is_short ? std::string::npos : arg.find('=');
-        name_ = arg.substr(0, eq);
-        inline_value_.reset();
-        if (eq != std::string::npos) inline_value_ = arg.substr(eq + 1);
-        return true;
-    }
-    const std::string &name() const { return name_; }
-    bool has_inline_value() const { return inline_value_.has_value(); }
-    std::string value()
-    {
-        if (inline_value_) return *inline_value_;
-        if (pos_ >= args_.size()) throw ArgError(name_ + " needs a value");
-        return args_[pos_++];
-    }
-
-private:
-    const std::vector<std::string> &args_;
-    size_t pos_;
-    std::string name_;
-    std::optional<std::string> inline_value_;
-};
-
-using Handler = std::function<void(Reader &)>;
-using Table = std::map<std::string, Handler>;
-
-/// Short options as perftest, sockperf and redis-benchmark users type them;
-/// each mode lists its own, so a letter means what those tools mean by it
-/// (-d: the device for client/local/server as in perftest, the data size for
-/// resp as in redis-benchmark).
-void add_short(Table &t, std::initializer_list<std::pair<const char *, const char *>> pairs)
+void add_value(CLI::App *app, const std::string &names, const std::string &type, const std::string &help, Setter set)
 {
-    for (const auto &p : pairs) t[p.first] = t.at(p.second);
+    const std::string long_name = names.substr(names.find("--"));
+    app->add_option_function<std::string>(
+           names, [set, long_name](const std::string &text) { set(text, long_name); }, help)
+        ->type_name(type);
 }
 
-// Runs the handler of each option; flags (no value) refuse "--flag=x".
-void run_table(Reader &r, const Table &table, const std::string &mode, bool *help)
+void add_uint(CLI::App *app, const std::string &names, const std::string &help, uint64_t min, uint64_t max,
+              std::function<void(uint64_t)> store)
 {
-    while (r.next()) {
-        if (r.name() == "--help") {
-            *help = true;
-            continue;
-        }
-        auto it = table.find(r.name());
-        if (it == table.end()) throw ArgError(mode + ": unknown option " + r.name());
-        it->second(r);
-    }
+    add_value(app, names, "N", help + " [" + std::to_string(min) + ".." + std::to_string(max) + "]",
+              [=](const std::string &text, const std::string &option) { store(parse_uint(text, option, min, max)); });
 }
 
-Handler flag(bool *out)
+void add_nonempty(CLI::App *app, const std::string &names, const std::string &type, const std::string &help,
+                  std::string *out, const char *what)
 {
-    return [out](Reader &r) {
-        if (r.has_inline_value()) throw ArgError(r.name() + " takes no value");
-        *out = true;
-    };
+    add_value(app, names, type, help, [out, what](const std::string &text, const std::string &option) {
+        if (text.empty()) throw ArgError(option + ": empty " + what);
+        *out = text;
+    });
 }
 
-void add_runtime(Table &t, RuntimeOptions &o)
+/// Settings every mode passes to the runtime.  `device_short`: perftest's -d
+/// where the mode has no other use for it.
+void add_runtime(CLI::App *app, RuntimeOptions &o, bool device_short)
 {
-    t["--config"] = [&o](Reader &r) {
-        o.config_file = r.value();
-        if (o.config_file.empty()) throw ArgError("--config: empty file name");
-    };
-    t["--transport"] = [&o](Reader &r) {
-        std::string v = lower(r.value());
-        try {
-            twinwire::parse_transport_list(v);
-        } catch (const twinwire::ConfigError &e) {
-            throw ArgError("--transport: '" + v + "': " + e.what());
-        }
-        o.transport = v;
-    };
-    t["--threads"] = [&o](Reader &r) { o.threads = static_cast<unsigned>(parse_uint(r.value(), "--threads", 1, 256)); };
-    t["--device"] = [&o](Reader &r) {
-        o.device = r.value();
-        if (o.device->empty()) throw ArgError("--device: empty device name");
-    };
-    t["--gid-index"] = [&o](Reader &r) {
-        o.gid_index = static_cast<unsigned>(parse_uint(r.value(), "--gid-index", 0, 65535));
-    };
+    add_value(app, "--config", "FILE", "a twinwire configuration file (INI)",
+              [&o](const std::string &text, const std::string &option) {
+                  if (text.empty()) throw ArgError(option + ": empty file name");
+                  o.config_file = text;
+              });
+    add_value(app, "--transport", "T", "auto, tcp, a plugin's name, or a list (NAME,tcp)",
+              [&o](const std::string &text, const std::string &option) {
+                  std::string v = lower(text);
+                  try {
+                      twinwire::parse_transport_list(v);
+                  } catch (const twinwire::ConfigError &e) {
+                      throw ArgError(option + ": '" + v + "': " + e.what());
+                  }
+                  o.transport = v;
+              });
+    add_uint(app, "--threads", "event-loop threads", 1, 256, [&o](uint64_t v) { o.threads = unsigned(v); });
+    add_value(app, device_short ? "-d,--device" : "--device", "DEV", "rdma.device: the RDMA device (perftest's -d)",
+              [&o](const std::string &text, const std::string &option) {
+                  if (text.empty()) throw ArgError(option + ": empty device name");
+                  o.device = text;
+              });
+    add_uint(app, "-x,--gid-index", "rdma.gid_index (perftest's -x)", 0, 65535,
+             [&o](uint64_t v) { o.gid_index = unsigned(v); });
 }
 
-void add_target(Table &t, TargetOptions &o)
+void add_target(CLI::App *app, TargetOptions &o, bool required)
 {
-    t["--host"] = [&o](Reader &r) {
-        o.host = r.value();
-        if (o.host.empty()) throw ArgError("--host: empty address");
-    };
-    t["--port"] = [&o](Reader &r) { o.port = static_cast<uint16_t>(parse_uint(r.value(), "--port", 1, 65535)); };
-    t["--source"] = [&o](Reader &r) { o.source = r.value(); };
+    add_nonempty(app, "--host", "ADDR", "the server's address", &o.host, "address");
+    add_uint(app, "-p,--port", "the server's port", 1, 65535, [&o](uint64_t v) { o.port = uint16_t(v); });
+    add_value(app, "--source", "ADDR", "local address to bind (RDMA: picks the device)",
+              [&o](const std::string &text, const std::string &) { o.source = text; });
+    if (required)
+        for (const char *name : {"--host", "--port"}) app->get_option(name)->required();
 }
 
-void add_stall(Table &t, unsigned *stall)
+void add_output(CLI::App *app, bool *json, bool *csv, unsigned *stall)
 {
-    t["--stall-timeout"] = [stall](Reader &r) {
-        *stall = static_cast<unsigned>(parse_uint(r.value(), "--stall-timeout", 1, 3600));
-    };
+    app->add_flag("--json", *json, "one JSON document: results, version, time, host, configuration");
+    app->add_flag("--csv", *csv, "a header line and one line per result");
+    add_uint(app, "--stall-timeout", "abort a test that makes no progress this many seconds (30)", 1, 3600,
+             [stall](uint64_t v) { *stall = unsigned(v); });
 }
 
-void add_sweep(Table &t, SweepOptions &o)
+/// The sweep of client and local, with perftest's and sockperf's short options.
+void add_sweep(CLI::App *app, SweepOptions &o)
 {
-    t["--connections"] = [&o](Reader &r) {
-        o.connections = static_cast<unsigned>(parse_uint(r.value(), "--connections", 1, 10000));
-    };
-    t["--duration"] = [&o](Reader &r) { o.duration_s = parse_seconds(r.value(), "--duration"); };
-    t["--iterations"] = [&o](Reader &r) { o.iterations = parse_uint(r.value(), "--iterations", 1, 1000000000000ull); };
-    t["--sizes"] = [&o](Reader &r) { o.sizes = parse_size_list(r.value(), "--sizes"); };
-    t["--test"] = [&o](Reader &r) {
-        std::string v = lower(r.value());
-        if (v == "latency") o.tests = {TestKind::Latency};
-        else if (v == "throughput") o.tests = {TestKind::Throughput};
-        else if (v == "both") o.tests = {TestKind::Latency, TestKind::Throughput};
-        else throw ArgError("--test: '" + v + "' is not a test; expected latency, throughput or both");
-    };
-    t["--json"] = flag(&o.json);
-    t["--csv"] = flag(&o.csv);
-    add_stall(t, &o.stall_timeout_s);
-    add_short(t, {{"-s", "--sizes"}, {"-n", "--iterations"}, {"-D", "--duration"}, {"-c", "--connections"},
-                  {"-t", "--test"}, {"-d", "--device"}, {"-x", "--gid-index"}});
+    add_uint(app, "-c,--connections", "connections (1)", 1, 10000, [&o](uint64_t v) { o.connections = unsigned(v); });
+    add_value(app, "-D,--duration", "S", "seconds per test and size (3)",
+              [&o](const std::string &text, const std::string &option) { o.duration_s = parse_seconds(text, option); });
+    add_uint(app, "-n,--iterations", "round trips / messages per connection, test and size", 1, 1000000000000ull,
+             [&o](uint64_t v) { o.iterations = v; });
+    add_value(app, "-s,--sizes", "LIST", "message sizes (64,4k,64k,1M)",
+              [&o](const std::string &text, const std::string &option) { o.sizes = parse_size_list(text, option); });
+    add_value(app, "-t,--test", "T", "latency, throughput or both (both)",
+              [&o](const std::string &text, const std::string &option) {
+                  std::string v = lower(text);
+                  if (v == "latency") o.tests = {TestKind::Latency};
+                  else if (v == "throughput") o.tests = {TestKind::Throughput};
+                  else if (v == "both") o.tests = {TestKind::Latency, TestKind::Throughput};
+                  else throw ArgError(option + ": '" + v + "' is not a test; expected latency, throughput or both");
+              });
+    add_output(app, &o.json, &o.csv, &o.stall_timeout_s);
 }
 
-void refuse_json_and_csv(bool json, bool csv, const std::string &mode)
+void refuse_json_and_csv(bool json, bool csv)
 {
-    if (json && csv) throw ArgError(mode + ": give --json or --csv, not both");
+    if (json && csv) throw ArgError("give --json or --csv, not both");
 }
 
-void finish_sweep(SweepOptions &o, const std::string &mode)
+void finish_sweep(SweepOptions &o)
 {
-    refuse_json_and_csv(o.json, o.csv, mode);
-    if (o.duration_s && o.iterations) throw ArgError(mode + ": give --duration or --iterations, not both");
+    refuse_json_and_csv(o.json, o.csv);
+    if (o.duration_s && o.iterations) throw ArgError("give --duration or --iterations, not both");
     if (o.sizes.empty()) o.sizes = {64, 4096, 65536, size_t(1) << 20};
     if (o.tests.empty()) o.tests = {TestKind::Latency, TestKind::Throughput};
 }
 
-void require_target(const TargetOptions &t, const std::string &mode)
+const char kFooter[] =
+    "Live progress goes to stderr once a second; the result table (or, with --json, one JSON\n"
+    "document with the version, time, host, command line and every configuration key; with --csv,\n"
+    "a header and one line per result) to stdout.  The first 10 round trips of each latency test\n"
+    "warm up and are not counted.  A test that makes no progress for --stall-timeout seconds is\n"
+    "aborted and reported as failed.\n"
+    "Configuration: --config FILE, then TWINWIRE_* environment variables, then the options (the\n"
+    "last one wins).\n"
+    "Exit status: 0 success; 1 a test failed or errors were counted; 2 bad arguments.";
+
+/// A mode's help: what it does, then what every mode shares.
+void describe(CLI::App *app, const std::string &text) { app->footer(text + "\n\n" + kFooter); }
+
+void add_server(CLI::App *app, ServerOptions &o)
 {
-    if (t.host.empty()) throw ArgError(mode + ": --host is required");
-    if (t.port == 0) throw ArgError(mode + ": --port is required");
+    describe(app, "Echo (latency) and sink (throughput) server; each connection says which it wants.\n"
+                     "Prints \"listening on ADDR:PORT\" on stdout; stops on SIGINT/SIGTERM.");
+    add_runtime(app, o.runtime, true);
+    add_nonempty(app, "--listen", "ADDR", "address to listen on (the configuration's listen_address)", &o.listen,
+                 "address");
+    add_uint(app, "-p,--port", "port to listen on, 0 for any (the configuration's listen_port)", 0, 65535,
+             [&o](uint64_t v) { o.port = int(v); });
 }
 
-Mode parse_mode(const std::string &word)
+void add_client(CLI::App *app, ClientOptions &o)
 {
-    if (word == "server") return Mode::Server;
-    if (word == "client") return Mode::Client;
-    if (word == "local") return Mode::Local;
-    if (word == "resp") return Mode::Resp;
-    if (word == "--help" || word == "-h" || word == "help") return Mode::Help;
-    throw ArgError("unknown mode '" + word + "'; expected server, client, local or resp");
+    describe(app, 
+        "Latency: ping-pong of one message per connection; mean/p50/p99/p99.9 of every round trip\n"
+        "(rt, us) and one way (ow = rt / 2, what perftest and sockperf report).  Throughput: one\n"
+        "direction, the server acknowledges the bytes it received at the end; MB/s (MB = 2^20 bytes,\n"
+        "as perftest counts), Gb/s (10^9 bits, as link rates count) and messages/s.  Short options\n"
+        "as perftest and sockperf spell them.");
+    add_runtime(app, o.runtime, true);
+    add_target(app, o.target, true);
+    add_sweep(app, o.sweep);
+}
+
+void add_local(CLI::App *app, LocalOptions &o)
+{
+    describe(app, "Server and client in one process; the client's tests and options.");
+    add_runtime(app, o.runtime, true);
+    add_nonempty(app, "--listen", "ADDR", "address of the server (127.0.0.1)", &o.listen, "address");
+    add_value(app, "--source", "ADDR", "local address the client binds",
+              [&o](const std::string &text, const std::string &) { o.source = text; });
+    add_sweep(app, o.sweep);
+}
+
+void add_resp(CLI::App *app, RespOptions &o)
+{
+    describe(app, 
+        "Redis protocol load (like redis-benchmark, whose short options these are): SET and GET\n"
+        "key:<random>, INCR counter:<random>, LPUSH mylist, MGET of 10 keys, over RESP2; strict\n"
+        "reply checks; requests/s and p50/p99/p99.9 latency (ms).  Exits 1 when any reply was an error.");
+    o.target.host = "127.0.0.1";
+    o.target.port = 6379;
+    add_runtime(app, o.runtime, false);
+    add_target(app, o.target, false);
+    app->get_option("--host")->description("the server's address (127.0.0.1)");
+    app->get_option("--port")->description("the server's port (6379)");
+    add_uint(app, "-c,--clients", "connections (50)", 1, 10000, [&o](uint64_t v) { o.clients = unsigned(v); });
+    add_uint(app, "-n,--requests", "requests per test, over all clients (100000)", 1, 1000000000000ull,
+             [&o](uint64_t v) { o.requests = v; });
+    add_uint(app, "-P,--pipeline", "requests in flight per client (1)", 1, 100000,
+             [&o](uint64_t v) { o.pipeline = unsigned(v); });
+    add_uint(app, "-d,--data-size", "bytes of SET / LPUSH values (3)", 0, 64u << 20,
+             [&o](uint64_t v) { o.data_size = size_t(v); });
+    add_uint(app, "-r,--keyspace", "random keys per test (100000)", 1, 1000000000000ull,
+             [&o](uint64_t v) { o.keyspace = v; });
+    add_value(app, "-t,--tests", "LIST", "tests to run, of " + resp_test_names() + " (set,get)",
+              [&o](const std::string &text, const std::string &option) {
+                  o.tests.clear();
+                  for (const std::string &item : split(lower(text), ',')) {
+                      auto test = resp_test_named(item);
+                      if (!test)
+                          throw ArgError(option + ": '" + item + "' is not a test; expected a list of " +
+                                         resp_test_names());
+                      o.tests.push_back(*test);
+                  }
+              });
+    add_output(app, &o.json, &o.csv, &o.stall_timeout_s);
+}
+
+/// Arguments CLI11 did not take: an unknown option or a stray word.
+void refuse_leftovers(const std::vector<std::string> &left)
+{
+    if (left.empty()) return;
+    const std::string &arg = left.front();
+    if (arg.size() > 1 && arg[0] == '-') throw ArgError("unknown option " + arg);
+    throw ArgError("unexpected argument '" + arg + "'");
 }
 
 } // namespace
@@ -279,144 +321,65 @@ std::vector<size_t> parse_size_list(const std::string &text, const std::string &
 Invocation parse_args(const std::vector<std::string> &args)
 {
     Invocation inv;
-    if (args.empty()) throw ArgError("no mode given; expected server, client, local or resp");
-    inv.mode = parse_mode(args[0]);
-    if (inv.mode == Mode::Help) return inv;
-
-    Reader reader(args, 1);
-    Table table;
-    bool help = false;
-    const std::string mode = args[0];
+    CLI::App app("twinwire-bench: latency, throughput and RESP load over any twinwire transport", "twinwire-bench");
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.set_version_flag("--version", std::string("twinwire-bench ") + TW_BENCH_VERSION);
+    app.require_subcommand(0, 1);
+    app.allow_extras(); // an unknown mode is named below, not as CLI11's "not expected" list
+    app.footer(kFooter);
+    const std::pair<Mode, CLI::App *> modes[] = {
+        {Mode::Server, app.add_subcommand("server", "echo and sink server")},
+        {Mode::Client, app.add_subcommand("client", "latency and throughput against a server")},
+        {Mode::Local, app.add_subcommand("local", "server and client in one process")},
+        {Mode::Resp, app.add_subcommand("resp", "Redis protocol load, like redis-benchmark")},
+    };
+    add_server(modes[0].second, inv.server);
+    add_client(modes[1].second, inv.client);
+    add_local(modes[2].second, inv.local);
+    add_resp(modes[3].second, inv.resp);
+    for (const auto &m : modes) m.second->allow_extras();
     inv.server.runtime.args = inv.client.runtime.args = inv.local.runtime.args = inv.resp.runtime.args = args;
-    switch (inv.mode) {
-    case Mode::Server: {
-        ServerOptions &o = inv.server;
-        add_runtime(table, o.runtime);
-        table["--listen"] = [&o](Reader &r) {
-            o.listen = r.value();
-            if (o.listen.empty()) throw ArgError("--listen: empty address");
-        };
-        table["--port"] = [&o](Reader &r) { o.port = static_cast<int>(parse_uint(r.value(), "--port", 0, 65535)); };
-        add_short(table, {{"-p", "--port"}, {"-d", "--device"}, {"-x", "--gid-index"}});
-        run_table(reader, table, mode, &help);
-        break;
+
+    // Every error names the mode it concerns: the one CLI11 entered, else the first word.
+    const auto named = [&app, &args](const ArgError &e) {
+        const auto entered = app.get_subcommands();
+        return ArgError((entered.empty() ? args.front() : entered.front()->get_name()) + ": " + e.what());
+    };
+    try {
+        app.parse(std::vector<std::string>(args.rbegin(), args.rend())); // CLI11 takes them last first
+    } catch (const CLI::CallForHelp &) {
+        inv.mode = Mode::Help;
+        inv.text = app.help(); // the named mode's help when there is one
+        return inv;
+    } catch (const CLI::CallForVersion &e) {
+        inv.mode = Mode::Help;
+        inv.text = std::string(e.what()) + "\n";
+        return inv;
+    } catch (const CLI::ParseError &e) {
+        throw named(ArgError(e.what()));
+    } catch (const ArgError &e) {
+        throw named(e);
     }
-    case Mode::Client: {
-        ClientOptions &o = inv.client;
-        add_runtime(table, o.runtime);
-        add_target(table, o.target);
-        add_sweep(table, o.sweep);
-        add_short(table, {{"-p", "--port"}});
-        run_table(reader, table, mode, &help);
-        if (!help) {
-            require_target(o.target, mode);
-            finish_sweep(o.sweep, mode);
+    const auto chosen = std::find_if(std::begin(modes), std::end(modes),
+                                     [](const auto &m) { return m.second->parsed(); });
+    if (chosen == std::end(modes)) {
+        if (args.empty()) throw ArgError("no mode given; expected server, client, local or resp");
+        throw ArgError("unknown mode '" + args.front() + "'; expected server, client, local or resp");
+    }
+    inv.mode = chosen->first;
+    try {
+        refuse_leftovers(app.remaining()); // options before the mode
+        refuse_leftovers(chosen->second->remaining());
+        switch (inv.mode) {
+        case Mode::Client: finish_sweep(inv.client.sweep); break;
+        case Mode::Local: finish_sweep(inv.local.sweep); break;
+        case Mode::Resp: refuse_json_and_csv(inv.resp.json, inv.resp.csv); break;
+        default: break;
         }
-        break;
+    } catch (const ArgError &e) {
+        throw named(e);
     }
-    case Mode::Local: {
-        LocalOptions &o = inv.local;
-        add_runtime(table, o.runtime);
-        add_sweep(table, o.sweep);
-        table["--listen"] = [&o](Reader &r) {
-            o.listen = r.value();
-            if (o.listen.empty()) throw ArgError("--listen: empty address");
-        };
-        table["--source"] = [&o](Reader &r) { o.source = r.value(); };
-        run_table(reader, table, mode, &help);
-        if (!help) finish_sweep(o.sweep, mode);
-        break;
-    }
-    case Mode::Resp: {
-        RespOptions &o = inv.resp;
-        o.target.host = "127.0.0.1";
-        o.target.port = 6379;
-        add_runtime(table, o.runtime);
-        add_target(table, o.target);
-        table["--clients"] = [&o](Reader &r) {
-            o.clients = static_cast<unsigned>(parse_uint(r.value(), "--clients", 1, 10000));
-        };
-        table["--requests"] = [&o](Reader &r) { o.requests = parse_uint(r.value(), "--requests", 1, 1000000000000ull); };
-        table["--pipeline"] = [&o](Reader &r) {
-            o.pipeline = static_cast<unsigned>(parse_uint(r.value(), "--pipeline", 1, 100000));
-        };
-        table["--data-size"] = [&o](Reader &r) {
-            o.data_size = static_cast<size_t>(parse_uint(r.value(), "--data-size", 0, 64u << 20));
-        };
-        table["--keyspace"] = [&o](Reader &r) { o.keyspace = parse_uint(r.value(), "--keyspace", 1, 1000000000000ull); };
-        table["--tests"] = [&o](Reader &r) {
-            std::string v = r.value();
-            o.tests.clear();
-            for (const std::string &item : split(lower(v), ',')) {
-                auto test = resp_test_named(item);
-                if (!test) throw ArgError("--tests: '" + item + "' is not a test; expected a list of " + resp_test_names());
-                o.tests.push_back(*test);
-            }
-        };
-        table["--json"] = flag(&o.json);
-        table["--csv"] = flag(&o.csv);
-        add_stall(table, &o.stall_timeout_s);
-        // As redis-benchmark: -c clients, -n requests, -P pipeline, -d data size, -r keyspace, -t tests.
-        add_short(table, {{"-c", "--clients"}, {"-n", "--requests"}, {"-P", "--pipeline"}, {"-d", "--data-size"},
-                          {"-r", "--keyspace"}, {"-t", "--tests"}, {"-p", "--port"}, {"-x", "--gid-index"}});
-        run_table(reader, table, mode, &help);
-        if (!help) refuse_json_and_csv(o.json, o.csv, mode);
-        break;
-    }
-    case Mode::Help: break;
-    }
-    if (help) inv.mode = Mode::Help;
     return inv;
-}
-
-const char *usage()
-{
-    return R"(twinwire-bench: latency, throughput and RESP load over any twinwire transport
-
-Usage:
-  twinwire-bench server [--config FILE] [--listen ADDR] [-p|--port N] [--transport auto|tcp|NAME[,NAME...]]
-                        [--threads N] [-d|--device DEV] [-x|--gid-index N]
-      Echo (latency) and sink (throughput) server; each connection says which
-      it wants.  Prints "listening on ADDR:PORT" on stdout; stops on SIGINT/SIGTERM.
-
-  twinwire-bench client --host H -p|--port P [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
-                        [-c|--connections N] [-D|--duration S | -n|--iterations N]
-                        [-s|--sizes 64,4k,64k,1M] [-t|--test latency|throughput|both] [--json | --csv]
-                        [-d|--device DEV] [-x|--gid-index N]
-                        [--threads N] [--config FILE] [--stall-timeout S]
-      Latency: ping-pong of one message per connection; mean/p50/p99/p99.9 of
-      every round trip (rt, us) and one way (ow = rt / 2, what perftest and
-      sockperf report).  Throughput: one direction, the server acknowledges
-      the bytes it received at the end; MB/s (MB = 2^20 bytes, as perftest
-      counts), Gb/s (10^9 bits, as link rates count) and messages/s.
-      --duration is per test and size (default 3 s); --iterations is round
-      trips / messages per connection.  --device and --gid-index set
-      rdma.device and rdma.gid_index (perftest's -d and -x).
-
-  twinwire-bench local [--listen ADDR] [--source ADDR] [same options as client]
-      Server and client in one process (default address 127.0.0.1).
-
-  twinwire-bench resp [--host H] [-p|--port P] [--transport auto|tcp|NAME[,NAME...]] [--source ADDR]
-                      [-c|--clients 50] [-n|--requests 100000] [-P|--pipeline 1] [-d|--data-size 3]
-                      [-r|--keyspace 100000] [-t|--tests set,get,incr,lpush,mget] [--json | --csv]
-                      [--device DEV] [-x|--gid-index N] [--threads N] [--config FILE] [--stall-timeout S]
-      Redis protocol load (like redis-benchmark, whose short options these
-      are): SET and GET key:<random>, INCR counter:<random>, LPUSH mylist,
-      MGET of 10 keys, over RESP2; strict reply checks; requests/s and
-      p50/p99/p99.9 latency (ms).  Default tests set,get; default target
-      127.0.0.1:6379.  Exits 1 when any reply was an error.
-
-Live progress goes to stderr once a second; the result table (or, with
---json, one JSON document with the version, time, host, command line and
-every configuration key; with --csv, a header and one line per result) to
-stdout.  The first 10 round trips of each latency test warm up and are not
-counted.  A test that makes no progress for --stall-timeout seconds (default
-30) is aborted and reported as failed.
-Configuration: --config FILE, then TWINWIRE_* environment variables, then
-the options above (the last one wins).
-
-Exit status: 0 success; 1 a test failed or errors were counted; 2 bad arguments.
-)";
 }
 
 } // namespace twinwire::bench

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Command-line parsing.  Every mistake becomes an ArgError whose text names
-// the option and what was expected; main() prints it and exits 2.
+// Command-line parsing, with CLI11: one subcommand per mode, and --help
+// generated from the same definitions.  Every mistake becomes an ArgError
+// whose text names the mode, the option and what was expected; main() prints
+// it and exits 2.
 #pragma once
 
 #include "options.hpp"
@@ -17,7 +19,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Parse argv[1..] (the mode first).  Throws ArgError.
+/// Parse argv[1..] (the mode first).  --help and --version give Mode::Help
+/// with the text to print.  Throws ArgError.
 Invocation parse_args(const std::vector<std::string> &args);
 
 /// "64", "4k", "64K", "1M", "2MiB" (powers of 1024).  Throws ArgError naming `option`.
@@ -29,8 +32,5 @@ std::vector<size_t> parse_size_list(const std::string &text, const std::string &
 std::optional<RespTest> resp_test_named(const std::string &name);
 /// "set, get, incr, lpush, mget".
 std::string resp_test_names();
-
-/// The --help text.
-const char *usage();
 
 } // namespace twinwire::bench

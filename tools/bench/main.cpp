@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     }
     try {
         switch (inv.mode) {
-        case Mode::Help: std::fputs(usage(), stdout); return 0;
+        case Mode::Help: std::fputs(inv.text.c_str(), stdout); return 0;
         case Mode::Server: return run_server(inv.server);
         case Mode::Client: return run_client(inv.client);
         case Mode::Local: return run_local(inv.local);

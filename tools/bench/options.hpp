@@ -84,6 +84,7 @@ enum class Mode { Help, Server, Client, Local, Resp };
 
 struct Invocation {
     Mode mode = Mode::Help;
+    std::string text; ///< Mode::Help: the --help (or --version) text to print
     ServerOptions server;
     ClientOptions client;
     LocalOptions local;

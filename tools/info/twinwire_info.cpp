@@ -8,27 +8,42 @@
 #include <twinwire/log.hpp>
 #include <twinwire/transport.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <string>
 
 using namespace twinwire;
 
 namespace {
 
-void usage(FILE *out)
+// What the command line asked for.
+struct Options {
+    std::optional<std::string> config_file, transport, plugin_path;
+    bool json = false, verbose = false;
+};
+
+// CLI11 parses; the --help text comes from these definitions.
+CLI::App &define_options(CLI::App &app, Options &o)
 {
-    std::fprintf(out,
-                 "usage: twinwire-info [--config FILE] [--transport auto|tcp|NAME[,NAME...]] [--plugin PATH]\n"
-                 "                     [--json] [--verbose] [--version]\n"
-                 "\n"
-                 "Lists every plugin file on the plugin search path (name, ABI, version, capabilities, whether it\n"
-                 "loads and why not), then says which transport a twinwire program started here would use and\n"
-                 "why: the search for each plugin the configuration names, its devices and ports, RLIMIT_MEMLOCK.\n"
-                 "Settings come from FILE and TWINWIRE_* variables, as in a daemon; --plugin sets plugin_path.\n"
-                 "--json prints the same as one JSON document.  Exit status: 0 when the configured transport can\n"
-                 "start, 1 when it cannot (a transport named alone, or every one of a list, is unusable, or the\n"
-                 "configuration is wrong), 2 on usage.\n");
+    app.description(
+        "Lists every plugin file on the plugin search path (name, ABI, version, capabilities, whether it\n"
+        "loads and why not), then says which transport a twinwire program started here would use and\n"
+        "why: the search for each plugin the configuration names, its devices and ports, RLIMIT_MEMLOCK.\n");
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.set_version_flag("--version", "twinwire-info " TW_INFO_VERSION " (ABI " + std::to_string(TW_ABI_MAJOR) + "." +
+                                          std::to_string(TW_ABI_MINOR) + ")");
+    app.add_option("--config", o.config_file, "read this configuration file (as a daemon does)")->type_name("FILE");
+    app.add_option("--transport", o.transport, "transport: auto, tcp, NAME or NAME,NAME,...")->type_name("T");
+    app.add_option("--plugin", o.plugin_path, "plugin_path: directories or .so files, ':' between them")
+        ->type_name("PATH");
+    app.add_flag("--json", o.json, "print the same as one JSON document");
+    app.add_flag("-v,--verbose", o.verbose, "log at debug level while looking");
+    app.footer("Settings come from FILE, then TWINWIRE_* variables, then --transport and --plugin, as in a daemon.\n"
+               "Exit status: 0 when the configured transport can start, 1 when it cannot (a transport named\n"
+               "alone, or every one of a list, is unusable, or the configuration is wrong), 2 on usage.");
+    return app;
 }
 
 std::vector<std::string> caps_names(uint64_t caps)
@@ -222,44 +237,32 @@ void print_json(const Config &config, const std::vector<std::string> &places,
 
 int main(int argc, char **argv)
 {
-    Config config;
-    bool verbose = false, json = false;
+    CLI::App app("", "twinwire-info");
+    Options o;
     try {
-        for (int i = 1; i < argc; ++i) {
-            std::string arg = argv[i];
-            auto value = [&]() -> std::string {
-                if (i + 1 >= argc) throw ConfigError(arg + " needs a value");
-                return argv[++i];
-            };
-            if (arg == "--config") config.load_file(value());
-            else if (arg == "--transport") config.set("transport", value(), "--transport");
-            else if (arg == "--plugin") config.set("plugin_path", value(), "--plugin");
-            else if (arg == "--json") json = true;
-            else if (arg == "--verbose" || arg == "-v") verbose = true;
-            else if (arg == "--version") {
-                std::printf("twinwire-info %s (ABI %d.%d)\n", TW_INFO_VERSION, TW_ABI_MAJOR, TW_ABI_MINOR);
-                return 0;
-            } else if (arg == "--help" || arg == "-h") {
-                usage(stdout);
-                return 0;
-            } else {
-                std::fprintf(stderr, "twinwire-info: unknown argument '%s'\n", arg.c_str());
-                usage(stderr);
-                return 2;
-            }
-        }
+        define_options(app, o).parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
+        std::fprintf(stderr, "twinwire-info: %s\n(see twinwire-info --help)\n", e.what());
+        return 2;
+    }
+    Config config;
+    try {
+        if (o.config_file) config.load_file(*o.config_file);
         config.load_environment();
+        if (o.transport) config.set("transport", *o.transport, "--transport");
+        if (o.plugin_path) config.set("plugin_path", *o.plugin_path, "--plugin");
     } catch (const ConfigError &e) {
         std::fprintf(stderr, "twinwire-info: %s\n", e.what());
         return 2;
     }
-    log::set_level(verbose ? LogLevel::Debug : LogLevel::Error);
+    log::set_level(o.verbose ? LogLevel::Debug : LogLevel::Error);
 
     std::vector<std::string> places;
     std::vector<PluginFileReport> files = list_plugin_files(config, &places);
     std::vector<PluginSearch> searches = search_plugins(config);
     Verdict v = decide(config);
-    if (json) print_json(config, places, files, searches, v);
+    if (o.json) print_json(config, places, files, searches, v);
     else print_text(config, places, files, searches, v);
     return v.can_start ? 0 : 1;
 }

@@ -4,30 +4,33 @@
 #include <twinwire/abi.h>
 #include <twinwire/transport.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <climits>
-#include <cstdlib>
 #include <unistd.h>
 
 namespace kvd {
 namespace {
 
+// The options that set one configuration key each, in command-line order
+// with --set (the last one wins), so each is applied when CLI11 reads it.
 struct Option {
     const char *name;
-    const char *key;     ///< config key it sets; nullptr for the special ones
-    const char *value;   ///< fixed value (flags), nullptr: takes an argument
-    bool path;           ///< a relative path is made absolute (the daemon changes to /)
+    const char *key;  ///< the configuration key it sets
+    const char *type; ///< the value's name in --help
+    const char *help;
+    bool path;        ///< a relative path is made absolute (the daemon changes to /)
 };
 
 const Option kOptions[] = {
-    {"--port", "listen_port", nullptr, false},
-    {"--bind", "listen_address", nullptr, false},
-    {"--transport", "transport", nullptr, false},
-    {"--threads", "threads", nullptr, false},
-    {"--maxclients", "kvd.maxclients", nullptr, false},
-    {"--log-level", "log_level", nullptr, false},
-    {"--log-file", "log_file", nullptr, true},
-    {"--pidfile", "kvd.pidfile", nullptr, true},
-    {"--daemonize", "kvd.daemonize", "yes", false},
+    {"--port", "listen_port", "N", "listen_port", false},
+    {"--bind", "listen_address", "ADDRESS", "listen_address", false},
+    {"--transport", "transport", "T", "transport: auto, tcp, a plugin's name, or a list (foo,tcp)", false},
+    {"--threads", "threads", "N", "event-loop threads", false},
+    {"--maxclients", "kvd.maxclients", "N", "kvd.maxclients", false},
+    {"--log-level", "log_level", "LEVEL", "error, warn, info, debug or trace", false},
+    {"--log-file", "log_file", "FILE", "log_file (SIGHUP reopens it)", true},
+    {"--pidfile", "kvd.pidfile", "FILE", "kvd.pidfile", true},
 };
 
 std::string absolute(const std::string &path)
@@ -38,57 +41,59 @@ std::string absolute(const std::string &path)
     return std::string(cwd) + "/" + path;
 }
 
+// Defines every option on `app`; parsing fills `cl`.  --help's option list
+// comes from here too.
+void define_options(CLI::App &app, CommandLine &cl)
+{
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.allow_extras(); // named below as "unknown argument", not as CLI11's "not expected" list
+    app.add_option("-c,--config", cl.config_file, "read this configuration file (INI: key = value, [kvd] section)")
+        ->type_name("FILE");
+    for (const Option &o : kOptions)
+        app.add_option_function<std::string>(
+               o.name,
+               [&cl, &o](const std::string &v) {
+                   cl.overrides.push_back({o.key, o.path ? absolute(v) : v, std::string("command line ") + o.name});
+               },
+               o.help)
+            ->type_name(o.type)
+            ->trigger_on_parse();
+    app.add_flag("--daemonize", "kvd.daemonize = yes: detach; the exit status says whether it started")
+        ->trigger_on_parse()
+        ->each([&cl](const std::string &v) { // "true", or the value of --daemonize=no
+            cl.overrides.push_back({"kvd.daemonize", v == "true" ? "yes" : v, "command line --daemonize"});
+        });
+    app.add_option_function<std::string>(
+           "--set",
+           [&cl](const std::string &kv) {
+               auto eq = kv.find('=');
+               if (eq == std::string::npos || eq == 0) throw UsageError("--set needs KEY=VALUE, got '" + kv + "'");
+               cl.overrides.push_back({kv.substr(0, eq), kv.substr(eq + 1), "command line --set"});
+           },
+           "set any configuration key")
+        ->type_name("KEY=VALUE")
+        ->trigger_on_parse();
+    app.add_flag("--check-config", cl.check_config,
+                 "validate the configuration, print it with origins, exit 0 (good) or 1");
+    app.add_flag("--version", cl.version, "print the version");
+}
+
 } // namespace
 
 CommandLine parse_command_line(int argc, char **argv)
 {
     CommandLine cl;
-    for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        std::string value;
-        bool inline_value = false;
-        if (arg.compare(0, 2, "--") == 0) {
-            auto eq = arg.find('=');
-            if (eq != std::string::npos) {
-                value = arg.substr(eq + 1);
-                arg = arg.substr(0, eq);
-                inline_value = true;
-            }
-        }
-        auto take_value = [&]() -> std::string {
-            if (inline_value) return value;
-            if (i + 1 >= argc) throw UsageError(arg + " needs a value");
-            return argv[++i];
-        };
-        if (arg == "--help" || arg == "-h") {
-            cl.help = true;
-        } else if (arg == "--version") {
-            cl.version = true;
-        } else if (arg == "--check-config") {
-            cl.check_config = true;
-        } else if (arg == "--config" || arg == "-c") {
-            cl.config_file = take_value();
-        } else if (arg == "--set") {
-            std::string kv = take_value();
-            auto eq = kv.find('=');
-            if (eq == std::string::npos || eq == 0) throw UsageError("--set needs KEY=VALUE, got '" + kv + "'");
-            cl.overrides.push_back({kv.substr(0, eq), kv.substr(eq + 1), "command line --set"});
-        } else {
-            const Option *opt = nullptr;
-            for (const Option &o : kOptions)
-                if (arg == o.name) opt = &o;
-            if (!opt) throw UsageError("unknown argument '" + arg + "'");
-            std::string v;
-            if (opt->value) {
-                if (inline_value) throw UsageError(arg + " takes no value");
-                v = opt->value;
-            } else {
-                v = take_value();
-            }
-            if (opt->path) v = absolute(v);
-            cl.overrides.push_back({opt->key, v, std::string("command line ") + opt->name});
-        }
+    CLI::App app;
+    define_options(app, cl);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &) {
+        cl.help = true; // printed once the configuration says where the plugins are
+        return cl;
+    } catch (const CLI::ParseError &e) {
+        throw UsageError(e.what());
     }
+    if (!app.remaining().empty()) throw UsageError("unknown argument '" + app.remaining().front() + "'");
     return cl;
 }
 
@@ -101,34 +106,18 @@ void load_config(twinwire::Config &config, const CommandLine &cl)
 
 std::string usage_text(const twinwire::Config &config)
 {
+    CommandLine unused;
+    CLI::App app("An in-memory key-value daemon speaking the Redis protocol (RESP2) over twinwire:\n"
+                 "RDMA when it is usable, TCP otherwise. redis-cli and redis-benchmark work with it.\n"
+                 "\n"
+                 "With no options it serves on 127.0.0.1 port " +
+                     config.get("listen_port") + " (not Redis' 6379), transport " + config.get("transport") + ".\n",
+                 "twinwire-kvd");
+    define_options(app, unused);
     std::string text =
-        "Usage: twinwire-kvd [OPTIONS]\n"
-        "An in-memory key-value daemon speaking the Redis protocol (RESP2) over twinwire:\n"
-        "RDMA when it is usable, TCP otherwise. redis-cli and redis-benchmark work with it.\n"
-        "\n"
-        "With no options it serves on 127.0.0.1 port " +
-        config.get("listen_port") +
-        " (not Redis' 6379), transport " + config.get("transport") +
-        ".\n"
-        "\n"
-        "Options:\n"
-        "  -c, --config FILE    read this configuration file (INI: key = value, [kvd] section)\n"
-        "  --port N             listen_port\n"
-        "  --bind ADDRESS       listen_address\n"
-        "  --transport T        transport: auto, tcp, a plugin's name, or a list (foo,tcp)\n"
-        "  --threads N          event-loop threads\n"
-        "  --maxclients N       kvd.maxclients\n"
-        "  --log-level LEVEL    error, warn, info, debug or trace\n"
-        "  --log-file FILE      log_file (SIGHUP reopens it)\n"
-        "  --pidfile FILE       kvd.pidfile\n"
-        "  --daemonize          kvd.daemonize = yes: detach; the exit status says whether it started\n"
-        "  --set KEY=VALUE      set any configuration key\n"
-        "  --check-config       validate the configuration, print it with origins, exit 0 (good) or 1\n"
-        "  --version            print the version\n"
-        "  -h, --help           this text\n"
-        "\n"
         "Precedence: defaults < config file < TWINWIRE_<KEY> environment variables\n"
-        "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line.\n"
+        "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line (--set and the options\n"
+        "above in order: the last one wins).\n"
         "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file.\n"
         "\n"
         "Configuration keys (default):\n";
@@ -148,8 +137,9 @@ std::string usage_text(const twinwire::Config &config)
                 (line.empty() ? std::string("(the plugin is not found here, or does not list its keys)") : line) +
                 "\n";
     }
-    text += "  NAME.*: the keys of a plugin NAME named in transport\n";
-    return text;
+    text += "  NAME.*: the keys of a plugin NAME named in transport";
+    app.footer(text);
+    return app.help();
 }
 
 std::string effective_config_text(const twinwire::Config &config)

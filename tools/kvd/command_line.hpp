@@ -29,14 +29,16 @@ struct CommandLine {
     bool version = false;
 };
 
-/// Throws UsageError naming the bad argument.
+/// Parsed with CLI11, options applied in command-line order.  Throws
+/// UsageError naming the bad argument.
 CommandLine parse_command_line(int argc, char **argv);
 
 /// Defaults, then the file, then TWINWIRE_* variables, then the command
 /// line.  Throws twinwire::ConfigError naming the key, value and origin.
 void load_config(twinwire::Config &config, const CommandLine &cl);
 
-/// --help text (the defaults and every key come from `config`'s schema).
+/// --help text: the options from the definitions the parser uses, the
+/// defaults and every key from `config`'s schema.
 std::string usage_text(const twinwire::Config &config);
 
 /// --check-config output: every key with its value and where it came from.

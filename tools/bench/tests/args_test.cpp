@@ -85,17 +85,18 @@ TEST_CASE("client mistakes get errors that say what is wrong", "[args]")
 {
     CHECK(error_of({"client", "--port", "1"}) == "client: --host is required");
     CHECK(error_of({"client", "--host", "h"}) == "client: --port is required");
-    CHECK(error_of({"client", "--host", "h", "--port", "0"}).find("--port: 0 is out of range") == 0);
-    CHECK(error_of({"client", "--host", "h", "--port", "http"}).find("--port: 'http' is not a number") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "0"}).find("client: --port: 0 is out of range") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "http"}).find("client: --port: 'http' is not a number") == 0);
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--duration", "2", "--iterations", "5"}) ==
           "client: give --duration or --iterations, not both");
-    CHECK(error_of({"client", "--host", "h", "--port", "1", "--duration", "0"}).find("--duration") == 0);
-    CHECK(error_of({"client", "--host", "h", "--port", "1", "--transport", "u/dp"}).find("--transport: 'u/dp': ") == 0);
-    CHECK(error_of({"client", "--host", "h", "--port", "1", "--test", "fast"}).find("--test: 'fast'") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "--duration", "0"}).find("client: --duration") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "--transport", "u/dp"}).find("client: --transport: 'u/dp': ") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "--test", "fast"}).find("client: --test: 'fast'") == 0);
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--frobnicate"}) == "client: unknown option --frobnicate");
-    CHECK(error_of({"client", "--host"}) == "--host needs a value");
-    CHECK(error_of({"client", "--json=yes"}) == "--json takes no value");
-    CHECK(error_of({"client", "stray"}).find("unexpected argument 'stray'") == 0);
+    CHECK(error_of({"client", "--host"}) == "client: --host: 1 required ADDR missing");
+    CHECK(error_of({"client", "--json=maybe"}).find("client: Could not convert: --json = maybe") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "stray"}) == "client: unexpected argument 'stray'");
+    CHECK(error_of({"--json", "client", "--host", "h", "--port", "1"}) == "client: unknown option --json");
     CHECK(error_of({"bounce"}).find("unknown mode 'bounce'") == 0);
     CHECK(error_of({}).find("no mode given") == 0);
 }
@@ -138,10 +139,10 @@ TEST_CASE("resp defaults match redis-benchmark's and its options parse", "[args]
     CHECK(r.resp.keyspace == 10);
     CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Get});
     CHECK(r.resp.json);
-    CHECK(error_of({"resp", "--tests", "set,hmset"}).find("--tests: 'hmset' is not a test; expected a list of set, get, "
+    CHECK(error_of({"resp", "--tests", "set,hmset"}).find("resp: --tests: 'hmset' is not a test; expected a list of set, get, "
                                                          "incr, lpush, mget") == 0);
-    CHECK(error_of({"resp", "--keyspace", "0"}).find("--keyspace: 0 is out of range") == 0);
-    CHECK(error_of({"resp", "--clients", "0"}).find("--clients") == 0);
+    CHECK(error_of({"resp", "--keyspace", "0"}).find("resp: --keyspace: 0 is out of range") == 0);
+    CHECK(error_of({"resp", "--clients", "0"}).find("resp: --clients") == 0);
 }
 
 TEST_CASE("resp runs redis-benchmark's incr, lpush and mget tests beside set and get", "[args]")
@@ -176,8 +177,8 @@ TEST_CASE("short options mean what perftest, sockperf and redis-benchmark users 
     CHECK(r.resp.keyspace == 7);
     CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Get, RespTest::Incr});
     CHECK(error_of({"resp", "-D", "1"}).find("resp: unknown option -D") == 0);
-    CHECK(error_of({"client", "--host", "h", "--port", "1", "-s"}).find("-s needs a value") == 0);
-    CHECK(error_of({"client", "-zz"}).find("unexpected argument '-zz'") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "-s"}) == "client: --sizes: 1 required LIST missing");
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "-zz"}) == "client: unknown option -zz");
 }
 
 TEST_CASE("--csv and --json are each one output format, not both", "[args]")
@@ -195,14 +196,30 @@ TEST_CASE("--device and --gid-index become rdma.device and rdma.gid_index with t
     CHECK(config.get("rdma.device") == "rxe0");
     CHECK(config.find("rdma.device")->origin == "--device");
     CHECK(config.get("rdma.gid_index") == "1");
-    CHECK(error_of({"local", "--gid-index", "x"}).find("--gid-index: 'x' is not a number") == 0);
+    CHECK(error_of({"local", "--gid-index", "x"}).find("local: --gid-index: 'x' is not a number") == 0);
 }
 
-TEST_CASE("--help in any mode, or as the mode, asks for the usage text", "[args]")
+TEST_CASE("--help alone lists the modes; --help after a mode gives that mode's options", "[args]")
 {
-    CHECK(parse({"--help"}).mode == Mode::Help);
-    CHECK(parse({"client", "--help"}).mode == Mode::Help);
-    CHECK(parse({"resp", "--help"}).mode == Mode::Help);
-    std::string text = usage();
-    for (const char *mode : {"server", "client", "local", "resp"}) CHECK(text.find(std::string("twinwire-bench ") + mode) != std::string::npos);
+    Invocation top = parse({"--help"});
+    CHECK(top.mode == Mode::Help);
+    CHECK(top.text.find("Usage: twinwire-bench [OPTIONS] [SUBCOMMAND]") != std::string::npos);
+    for (const char *mode : {"server", "client", "local", "resp"}) CHECK(top.text.find(std::string("\n  ") + mode) != std::string::npos);
+    Invocation client = parse({"client", "--help"}); // --host is required, but not to ask for help
+    CHECK(client.mode == Mode::Help);
+    CHECK(client.text.find("Usage: twinwire-bench client") != std::string::npos);
+    CHECK(client.text.find("-s,--sizes LIST") != std::string::npos);
+    CHECK(client.text.find("-d,--device DEV") != std::string::npos);
+    Invocation resp = parse({"resp", "--help"});
+    CHECK(resp.text.find("-d,--data-size N") != std::string::npos);
+    CHECK(resp.text.find("-P,--pipeline N") != std::string::npos);
+    CHECK(parse({"--version"}).text.find("twinwire-bench ") == 0);
+}
+
+TEST_CASE("an option given twice counts the last time, as the configuration's last one wins", "[args]")
+{
+    Invocation c = parse({"client", "--host", "a", "--host", "b", "-p", "1", "--port", "2", "-s", "64", "-s", "1k"});
+    CHECK(c.client.target.host == "b");
+    CHECK(c.client.target.port == 2);
+    CHECK(c.client.sweep.sizes == std::vector<size_t>{1024});
 }

@@ -14,7 +14,9 @@ expect() { # expect STATUS TEXT ARGS...
     fi
 }
 expect 0 "Usage:" --help
-expect 0 "twinwire-bench resp" client --help
+expect 0 "Usage: twinwire-bench client" client --help
+expect 0 "-d,--data-size N" resp --help
+expect 0 "twinwire-bench " --version
 expect 2 "no mode given"
 expect 2 "unknown mode 'fly'" fly
 expect 2 "client: --host is required" client --port 1
