@@ -19,17 +19,20 @@ using namespace std::chrono_literals;
 namespace {
 
 // Answers every line with "<line>|" (the delimiter kept), one request at a time.
+// The function holds itself weakly and the pending request strongly: no
+// cycle to break, so a test may replace on_close.
 void serve_lines(const ConnectionPtr &c, size_t max)
 {
     auto next = std::make_shared<std::function<void(Connection &)>>();
-    *next = [max, next](Connection &conn) {
-        conn.read_until("\r\n", max, [next](Connection &self, std::string line) {
+    std::weak_ptr<std::function<void(Connection &)>> weak = next;
+    *next = [max, weak](Connection &conn) {
+        auto self_fn = weak.lock();
+        conn.read_until("\r\n", max, [self_fn](Connection &self, std::string line) {
             self.write(line + "|");
-            (*next)(self);
+            (*self_fn)(self);
         });
     };
     (*next)(*c);
-    c->on_close([next](Connection &, const CloseInfo &) { *next = nullptr; });
 }
 
 } // namespace

@@ -114,9 +114,14 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         field(out, "maxclients", settings_.maxclients);
     } else if (name == "memory") {
         struct mallinfo2 m = mallinfo2(); // what the allocator hands out, as Redis' used_memory
+        uint64_t used = static_cast<uint64_t>(m.uordblks + m.hblkhd);
+        uint64_t rss = resident_bytes();
+        // An allocator that does not fill mallinfo2 (the sanitizers' own)
+        // reports 0: the resident set is then the best figure there is.
+        if (used == 0) used = rss;
         out += "# Memory\r\n";
-        field(out, "used_memory", static_cast<uint64_t>(m.uordblks + m.hblkhd));
-        field(out, "used_memory_rss", resident_bytes());
+        field(out, "used_memory", used);
+        field(out, "used_memory_rss", rss);
         field(out, "maxmemory", static_cast<uint64_t>(0));
         field(out, "maxmemory_policy", "noeviction");
     } else if (name == "replication") {

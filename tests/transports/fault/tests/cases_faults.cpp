@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <regex>
 
 using namespace twinwire;
 using namespace twinwire::conformance;
@@ -42,7 +43,11 @@ std::string scripted_writes(uint64_t seed)
         }));
         REQUIRE(n > 0);
     }
-    return fault_test::fault_log(client);
+    // How many retries a 1 ms burst swallows depends on the machine's speed
+    // (a sanitizer build makes fewer): those calls draw nothing from the
+    // seed's generator, but they count in the log's call numbers. Compare
+    // the faults in order, without the numbers.
+    return std::regex_replace(fault_test::fault_log(client), std::regex("write [0-9]+: "), "write: ");
 }
 
 } // namespace
