@@ -36,6 +36,9 @@ struct Env::Slot {
     std::unique_ptr<Loop> own_loop; // loop 0
     Loop *loop = nullptr;
     std::thread thread;
+    // The thread keeps its loop until stop() has returned here: stop()
+    // writes to the loop's wake-up fd, which the loop's destructor closes.
+    std::promise<void> release;
     tw_transport_loop *tloop = nullptr;
     std::vector<std::unique_ptr<Endpoint>> endpoints;
     std::vector<std::unique_ptr<Server>> servers;
@@ -51,11 +54,13 @@ Env::Env(unsigned loops) : transport_(conformance::transport())
             slot->tloop = transport_.attach(*slot->loop);
         } else {
             std::promise<Loop *> started;
-            slot->thread = std::thread([i, &started] {
+            std::future<void> released = slot->release.get_future();
+            slot->thread = std::thread([i, &started, released = std::move(released)] {
                 Loop loop(i);
                 loop.bind_to_current_thread();
                 started.set_value(&loop);
                 loop.run();
+                released.wait();
             });
             slot->loop = started.get_future().get();
         }
@@ -93,6 +98,7 @@ void Env::stop_slot(Slot &slot, unsigned index)
     }
     on_loop(index, teardown);
     slot.loop->stop();
+    slot.release.set_value();
     slot.thread.join();
 }
 
