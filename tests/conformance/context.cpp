@@ -2,6 +2,10 @@
 #include "context.hpp"
 #include "needs.hpp"
 
+#include <dirent.h>
+
+#include <cstdlib>
+
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -68,6 +72,23 @@ int run_cases(int argc, char **argv, TransportContext &ctx)
     release_transport();
     set_context(nullptr);
     return rc;
+}
+
+const char *env_or_null(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : nullptr;
+}
+
+bool has_rdma_device()
+{
+    DIR *dir = opendir("/sys/class/infiniband");
+    if (!dir) return false;
+    bool found = false;
+    while (dirent *entry = readdir(dir))
+        if (entry->d_name[0] != '.') found = true;
+    closedir(dir);
+    return found;
 }
 
 } // namespace twinwire::conformance

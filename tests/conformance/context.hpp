@@ -46,6 +46,11 @@ public:
 std::unique_ptr<Transport> load_plugin(const std::string &name, const Config &config, std::string *why,
                                        uint32_t host_table_size = 0);
 
+/// The variable's value, or nullptr when it is unset or empty.
+const char *env_or_null(const char *name);
+/// /sys/class/infiniband lists a device (the guest has two; this host none).
+bool has_rdma_device();
+
 /// The context of this executable (set by its main before the cases run).
 TransportContext &context();
 void set_context(TransportContext *context);

@@ -16,23 +16,6 @@
 namespace twinwire::conformance {
 namespace {
 
-const char *env_or_null(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : nullptr;
-}
-
-bool has_rdma_device()
-{
-    DIR *dir = opendir("/sys/class/infiniband");
-    if (!dir) return false;
-    bool found = false;
-    while (dirent *entry = readdir(dir))
-        if (entry->d_name[0] != '.') found = true;
-    closedir(dir);
-    return found;
-}
-
 class RdmaContext : public TransportContext {
 public:
     RdmaContext(std::string server_ip, std::string client_ip) : server_ip_(std::move(server_ip)), client_ip_(std::move(client_ip)) {}

@@ -14,6 +14,9 @@
 namespace twinwire::rdmatest {
 namespace {
 
+using conformance::env_or_null;
+using conformance::has_rdma_device;
+
 std::map<std::string, std::string> g_settings;
 
 class SuiteContext : public conformance::TransportContext {
@@ -48,23 +51,6 @@ private:
 };
 
 std::unique_ptr<SuiteContext> g_context;
-
-const char *env_or_null(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : nullptr;
-}
-
-bool has_rdma_device()
-{
-    DIR *dir = opendir("/sys/class/infiniband");
-    if (!dir) return false;
-    bool found = false;
-    while (dirent *entry = readdir(dir))
-        if (entry->d_name[0] != '.') found = true;
-    closedir(dir);
-    return found;
-}
 
 } // namespace
 
