@@ -8,11 +8,11 @@ TOOL.round_trips what they divide by.
 Ratios are twinwire / anchor; goals: <= 1.10 against sockperf on one CPU,
 < 1.00 (ahead) against raw libevent.
 """
-import csv
 import os
 import statistics
 import sys
-from collections import defaultdict
+
+from compare_rounds import load_rounds, paired_ratio
 
 TOOLS = ["twinwire", "sockperf", "libevent", "sockperf-epoll"]
 METRICS = [("ow_p50_us", "p50"), ("ow_mean_us", "mean"), ("ow_p99_us", "p99")]
@@ -33,20 +33,7 @@ PLACEMENTS = {"one": "one CPU (server and client on the same CPU)", "two": "two 
 
 def load(path):
     """(placement, tool, metric) -> {round: value}"""
-    values = defaultdict(dict)
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            try:
-                values[(row["placement"], row["tool"], row["metric"])][row["round"]] = float(row["value"])
-            except ValueError:
-                pass  # a run that printed no figure: its absence shows in n
-    return values
-
-
-def paired_ratio(a, b):
-    """Median over the rounds of twinwire / anchor in the same round (robust to drifting load)."""
-    ratios = [a[r] / b[r] for r in a if r in b and b[r] > 0]
-    return statistics.median(ratios) if ratios else float("nan")
+    return load_rounds(path, ("placement", "tool", "metric"))
 
 
 def latency_tables(values):

@@ -212,6 +212,6 @@ fi
 echo "# uptime after: $(uptime)" >>"$out/host.txt"
 
 note "took $(( $(date +%s) - started )) s, status $status; raw figures in $raw"
-python3 "$here/tcp-compare-summary.py" "$out" >"$out/summary.md" || status=1
+python3 -B "$here/tcp-compare-summary.py" "$out" >"$out/summary.md" || status=1
 cat "$out/summary.md"
 exit $status
