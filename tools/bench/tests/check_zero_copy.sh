@@ -1,6 +1,6 @@
 #!/bin/sh
-# `twinwire-bench local --zero-copy` over tcp, pair and fault (reads cut to 7
-# bytes, so echoes arrive in pieces): every test ran the zero-copy path
+# `twinwire-bench local --zero-copy` over tcp, pair and fault (1 ms receive latency,
+# so fault lends its own queue, cut to 7-byte pieces: echoes arrive in pieces): every test ran the zero-copy path
 # (the JSON says so and the transport's zero-copy counters moved), every
 # echo was checked byte for byte (no errors), every round trip counted.
 # usage: check_zero_copy.sh TWINWIRE_BENCH   (TWINWIRE_PLUGIN_PATH: pair, fault)
@@ -9,11 +9,11 @@ bench=$1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-run() { # NAME, then the transport options
-    name=$1
-    shift
+run() { # NAME SIZES, then the transport options
+    name=$1 sizes=$2
+    shift 2
     status=0
-    "$bench" local "$@" --zero-copy --iterations 300 --sizes 64,64k,1M --json >"$out/$name.json" 2>"$out/$name.err" ||
+    "$bench" local "$@" --zero-copy --iterations 300 --sizes "$sizes" --json >"$out/$name.json" 2>"$out/$name.err" ||
         status=$?
     if [ "$status" != 0 ]; then
         echo "FAIL: $name: local --zero-copy exited with status $status"
@@ -29,7 +29,7 @@ if doc["errors"]:
     bad.append("errors: %s" % [r["errors"] for r in doc["latency"] + doc["throughput"]])
 for test in ("latency", "throughput"):
     if len(doc[test]) != 3:
-        bad.append("%d %s results, expected 3" % (len(doc[test]), test))
+        bad.append("%d %s results, expected 3 sizes" % (len(doc[test]), test))
     for r in doc[test]:
         s = r["transport_stats"]
         where = "%s %s %d" % (name, test, r["size"])
@@ -48,7 +48,7 @@ PY
     echo "ok: $name: every test zero-copy, every echo verified"
 }
 
-run tcp --transport tcp
-run pair --transport pair
-printf 'transport = fault\nfault.max_read = 7\nfault.seed = 1\n' >"$out/fault.conf"
-run fault --config "$out/fault.conf"
+run tcp 64,64k,1M --transport tcp
+run pair 64,64k,1M --transport pair
+printf 'transport = fault\nfault.max_read = 7\nfault.rx_latency_ms = 1\nfault.seed = 1\n' >"$out/fault.conf"
+run fault 64,1000,4k --config "$out/fault.conf"
