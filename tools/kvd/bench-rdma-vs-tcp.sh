@@ -6,18 +6,19 @@
 # RDMA runs for each load (the first of a pair alternating too), both
 # crossing the guest's veth wire.  A second daemon with kvd.zero_copy = no
 # (the copying path: input and reply buffers) is driven over RDMA in the same
-# rounds ("rdma-copy"), and a third load GETs 64 KiB values, where replies go
-# out from lent send buffers.  Writes the raw JSON and CSV, Markdown tables
+# rounds ("rdma-copy"), and a third load SETs and GETs 64 KiB values on 100
+# keys, where GET replies go out from lent send buffers.  Writes the raw JSON and CSV, Markdown tables
 # of medians and ratios (vs TCP in OUT/vs-tcp, vs the copying path in
 # OUT/vs-copy), and PNGs.
 #
 #   softroce-run --share OUT -- bench-rdma-vs-tcp.sh --kvd KVD --bench BENCH --out OUT
-#                [--rounds 3] [--requests 5000] [--clients 50]
+#                [--rounds 3] [--requests 5000] [--clients 50] [--loads "1:3 16:3 1:65536"]
 #
-# --requests is per non-pipelined run; pipelined runs (-P 16) send 16x as many.
+# --requests is per non-pipelined run; pipelined runs (-P 16) send 16x as many,
+# 64 KiB runs a fifth.  --loads: PIPELINE:VALUE_BYTES pairs.
 set -u
 
-KVD= BENCH= OUT= ROUNDS=3 REQUESTS=5000 CLIENTS=50
+KVD= BENCH= OUT= ROUNDS=3 REQUESTS=5000 CLIENTS=50 LOADS="1:3 16:3 1:65536"
 while [ $# -gt 0 ]; do
     case $1 in
         --kvd) KVD=$2; shift 2 ;;
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS=$2; shift 2 ;;
         --requests) REQUESTS=$2; shift 2 ;;
         --clients) CLIENTS=$2; shift 2 ;;
+        --loads) LOADS=$2; shift 2 ;;
         *) echo "bench-rdma-vs-tcp.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -60,10 +62,11 @@ echo "round,target,pipeline,test,rps,p99_ms,p50_ms,errors,connections" >"$RAW"
 failed=0
 for round in $(seq "$ROUNDS"); do
     # Loads: pipeline depth and value size (64 KiB values: GET replies lent).
-    for load in 1:3 16:3 1:65536; do
+    for load in $LOADS; do
         pipeline=${load%:*} size=${load#*:}
-        requests=$((REQUESTS * pipeline))
-        [ "$size" -gt 3 ] && requests=$((REQUESTS / 5))
+        requests=$((REQUESTS * pipeline)) keyspace=100000
+        # Large values: few requests, on 100 keys, so nearly every GET finds its value.
+        [ "$size" -gt 3 ] && requests=$((REQUESTS / 5)) keyspace=100
         # Which goes first alternates from round to round.
         order="tcp rdma rdma-copy"
         [ $((round % 2)) -eq 0 ] && order="rdma-copy rdma tcp"
@@ -72,7 +75,7 @@ for round in $(seq "$ROUNDS"); do
             [ "$target" = rdma-copy ] && port=$COPY_PORT
             json=$OUT/round$round-P$pipeline-d$size-$target.json
             "$BENCH" resp --host "$SOFTROCE_SERVER_IP" --port "$port" --transport "$transport" \
-                --source "$SOFTROCE_CLIENT_IP" --clients "$CLIENTS" --requests "$requests" --data-size "$size" \
+                --source "$SOFTROCE_CLIENT_IP" --clients "$CLIENTS" --requests "$requests" --data-size "$size" --keyspace "$keyspace" \
                 --pipeline "$pipeline" --tests set,get --json >"$json" 2>"$OUT/bench.stderr" || failed=1
             python3 - "$json" "$round" "$target" "$pipeline" "$size" >>"$RAW" <<'EOF' || failed=1
 import json, sys
