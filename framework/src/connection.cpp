@@ -171,6 +171,7 @@ void Connection::adapt_reserve(size_t got, size_t reserved)
 void Connection::handle_read()
 {
     if (!reading_ || closing_ || !conn_) return;
+    if (borrowing() && input_.empty() && !request_ && read_borrowed()) return;
     const tw_transport_ops &ops = transport_->ops();
     size_t total = 0;
     ssize_t last = 0;
@@ -463,6 +464,7 @@ void Connection::release_handlers()
     on_drain_ = nullptr;
     on_eof_ = nullptr;
     on_write_low_ = nullptr;
+    on_borrowed_ = nullptr;
     request_.reset();
     release_pending_ = false;
 }
@@ -479,6 +481,7 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
     if (finished_) return;
     finished_ = true;
     if (conn_) {
+        give_back_borrowed();
         transport_->ops().close(conn_);
         conn_ = nullptr;
     }

@@ -153,6 +153,9 @@ void add_sweep(CLI::App *app, SweepOptions &o)
                   else if (v == "both") o.tests = {TestKind::Latency, TestKind::Throughput};
                   else throw ArgError(option + ": '" + v + "' is not a test; expected latency, throughput or both");
               });
+    app->add_flag("--zero-copy", o.zero_copy,
+                  "send from lent transport buffers and read from borrowed ones, client and server (a transport "
+                  "that lends none: the copying path, and the result says so)");
     add_output(app, &o.json, &o.csv, &o.stall_timeout_s);
 }
 

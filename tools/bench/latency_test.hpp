@@ -14,10 +14,11 @@ constexpr uint64_t kWarmupRoundTrips = 10;
 class LatencyWorker : public Worker {
 public:
     /// `iterations` round trips (0: until `duration_s` has passed).
-    LatencyWorker(size_t message_size, uint64_t iterations, double duration_s);
+    LatencyWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy = false);
 
     void begin() override;
     void on_data(Buffer &in) override;
+    size_t on_borrowed(const char *data, size_t len) override;
 
     Histogram histogram; ///< round trips in nanoseconds
     uint64_t round_trips = 0;
@@ -25,6 +26,8 @@ public:
 private:
     void send();
     bool echo_matches(Buffer &in) const;
+    /// The whole echo is in: record the round trip and send the next.
+    void echo_complete(uint64_t now);
 
     size_t size_;
     uint64_t iterations_;
@@ -33,6 +36,7 @@ private:
     uint64_t warmup_left_ = kWarmupRoundTrips;
     uint64_t sequence_ = 0;
     uint64_t sent_at_ = 0;
+    size_t echoed_ = 0; ///< zero-copy: bytes of this echo already checked
     std::string payload_;
 };
 

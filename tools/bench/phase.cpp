@@ -56,6 +56,10 @@ void Phase::start(std::function<void()> on_done)
             c->on_data([w](Connection &, Buffer &in) {
                 if (!w->finished()) w->on_data(in);
             });
+            if (w->zero_copy)
+                c->on_borrowed_data([w](Connection &, const char *data, size_t len) {
+                    return w->finished() ? len : w->on_borrowed(data, len);
+                });
             c->on_close([w](Connection &, const CloseInfo &info) {
                 w->conn_.reset();
                 w->finish("connection ended early: " + info.reason);

@@ -34,6 +34,9 @@ public:
     virtual void begin() = 0;
     /// Bytes arrived.
     virtual void on_data(Buffer &in) = 0;
+    /// --zero-copy: bytes lent in place by the transport; returns how many
+    /// were used (the rest reaches on_data, copied).
+    virtual size_t on_borrowed(const char *, size_t) { return 0; }
 
     /// End this worker (error "" = success); idempotent.  Closes the connection.
     void finish(const std::string &error);
@@ -42,6 +45,7 @@ public:
     std::string transport;       ///< the connection's transport
     std::string fallback_reason; ///< why a wanted RDMA connection runs over TCP
     std::string error;           ///< "" when it succeeded
+    bool zero_copy = false;      ///< --zero-copy: borrowed receive buffers, lent send buffers
     tw_conn_stats stats{};       ///< the transport's counters when it finished
     uint64_t start_ns = 0;       ///< first measured operation began
     uint64_t end_ns = 0;         ///< last measured operation ended

@@ -27,7 +27,8 @@ Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
     Step step;
     step.label = "latency " + format_size(size);
     step.unit = Progress::Unit::RoundTrips;
-    step.make = [=](unsigned) { return std::make_shared<LatencyWorker>(size, iterations, duration); };
+    const bool zero_copy = o.zero_copy;
+    step.make = [=](unsigned) { return std::make_shared<LatencyWorker>(size, iterations, duration, zero_copy); };
     step.collect = [size, &o, &report](const Phase &phase) {
         count_connections(phase, report.connections);
         LatencyResult r;
@@ -36,6 +37,7 @@ Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
         for (const auto &w : phase.workers()) r.round_trip_ns.merge(static_cast<const LatencyWorker &>(*w).histogram);
         r.seconds = measured_seconds(phase);
         r.stats = summed_stats(phase);
+        r.io_path = io_path(o.zero_copy, r.stats);
         r.errors = errors_of(phase);
         report.latency.push_back(std::move(r));
     };
@@ -49,7 +51,8 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
     Step step;
     step.label = "throughput " + format_size(size);
     step.unit = Progress::Unit::Bytes;
-    step.make = [=](unsigned) { return std::make_shared<ThroughputWorker>(size, iterations, duration); };
+    const bool zero_copy = o.zero_copy;
+    step.make = [=](unsigned) { return std::make_shared<ThroughputWorker>(size, iterations, duration, zero_copy); };
     step.collect = [size, &o, &report](const Phase &phase) {
         count_connections(phase, report.connections);
         ThroughputResult r;
@@ -63,6 +66,7 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
         }
         r.seconds = measured_seconds(phase);
         r.stats = summed_stats(phase);
+        r.io_path = io_path(o.zero_copy, r.stats);
         r.errors = errors_of(phase);
         report.throughput.push_back(std::move(r));
     };

@@ -25,6 +25,7 @@ void json_stats(JsonWriter &j, const tw_conn_stats &s)
     j.key("write_would_block").value(s.write_would_block).key("credit_stalls").value(s.credit_stalls);
     j.key("rnr_retries").value(s.rnr_retries).key("cq_events").value(s.cq_events);
     j.key("pool_exhausted").value(s.pool_exhausted);
+    j.key("zero_copy_sends").value(s.zero_copy_sends).key("zero_copy_recvs").value(s.zero_copy_recvs);
     j.key("control_sent").value(s.control_sent).key("control_received").value(s.control_received);
     j.end_object();
 }
@@ -36,7 +37,29 @@ void json_errors(JsonWriter &j, const std::vector<std::string> &errors)
     j.end_array();
 }
 
+// One line per test when any ran zero-copy (or was asked to and fell back).
+void list_paths(std::string &out, const SweepReport &r)
+{
+    bool any = false;
+    for (const auto &l : r.latency) any |= l.io_path != "copy";
+    for (const auto &t : r.throughput) any |= t.io_path != "copy";
+    if (!any) return;
+    out += "\nI/O path (client side; the server follows the client's hello)\n";
+    for (const auto &l : r.latency) out += "  latency " + format_size(l.size) + ": " + l.io_path + "\n";
+    for (const auto &t : r.throughput) out += "  throughput " + format_size(t.size) + ": " + t.io_path + "\n";
+}
+
 } // namespace
+
+std::string io_path(bool zero_copy_requested, const tw_conn_stats &s)
+{
+    if (!zero_copy_requested) return "copy";
+    if (s.zero_copy_sends && s.zero_copy_recvs) return "zero-copy";
+    if (!s.zero_copy_sends && !s.zero_copy_recvs)
+        return "copy (zero-copy asked for; fell back: the transport lent no send or receive buffers)";
+    return s.zero_copy_sends ? "zero-copy sends, copied receives (fell back: the transport lent no receive buffers)"
+                             : "zero-copy receives, copied sends (fell back: the transport lent no send buffers)";
+}
 
 size_t SweepReport::error_count() const
 {
@@ -78,6 +101,7 @@ std::string sweep_table(const SweepReport &r)
         for (const ThroughputResult &t : r.throughput)
             list_errors(out, "throughput " + format_size(t.size), t.errors);
     }
+    list_paths(out, r);
     if (r.interrupted) out += "\ninterrupted (SIGINT): the remaining tests did not run\n";
     return out;
 }
@@ -104,6 +128,7 @@ std::string sweep_json(const SweepReport &r)
         j.key("one_way_mean_us").value(h.mean() / 2000.0).key("one_way_p50_us").value(us(h.percentile(0.5)) / 2);
         j.key("one_way_p99_us").value(us(h.percentile(0.99)) / 2);
         j.key("one_way_p999_us").value(us(h.percentile(0.999)) / 2);
+        j.key("io_path").value(l.io_path);
         json_stats(j, l.stats);
         json_errors(j, l.errors);
         j.end_object();
@@ -115,6 +140,7 @@ std::string sweep_json(const SweepReport &r)
         j.key("bytes").value(t.bytes).key("messages").value(t.messages).key("seconds").value(t.seconds);
         j.key("mb_per_s").value(t.mb_per_s()).key("gbit_per_s").value(t.gbit_per_s());
         j.key("messages_per_s").value(t.messages_per_s());
+        j.key("io_path").value(t.io_path);
         json_stats(j, t.stats);
         json_errors(j, t.errors);
         j.end_object();
@@ -130,24 +156,32 @@ std::string sweep_json(const SweepReport &r)
 
 namespace twinwire::bench {
 
+namespace {
+// The fallback texts hold commas: quote them (RFC 4180).
+std::string csv_field(const std::string &s)
+{
+    return s.find(',') == std::string::npos ? s : "\"" + s + "\"";
+}
+} // namespace
+
 std::string sweep_csv(const SweepReport &r)
 {
     std::string out = "test,size,connections,count,seconds,rate_per_s,rt_mean_us,rt_p50_us,rt_p99_us,rt_p999_us,"
                       "rt_min_us,rt_max_us,one_way_mean_us,one_way_p50_us,one_way_p99_us,one_way_p999_us,mb_per_s,"
-                      "gbit_per_s,bytes,errors\n";
+                      "gbit_per_s,bytes,errors,io_path\n";
     for (const LatencyResult &l : r.latency) {
         const Histogram &h = l.round_trip_ns;
-        out += strprintf("latency,%zu,%u,%llu,%.6f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,,,,%zu\n",
+        out += strprintf("latency,%zu,%u,%llu,%.6f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,,,,%zu,%s\n",
                          l.size, l.connections, (unsigned long long)h.count(), l.seconds,
                          l.seconds > 0 ? double(h.count()) / l.seconds : 0.0, h.mean() / 1000.0,
                          us(h.percentile(0.5)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.min()),
                          us(h.max()), h.mean() / 2000.0, us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2,
-                         us(h.percentile(0.999)) / 2, l.errors.size());
+                         us(h.percentile(0.999)) / 2, l.errors.size(), csv_field(l.io_path).c_str());
     }
     for (const ThroughputResult &t : r.throughput)
-        out += strprintf("throughput,%zu,%u,%llu,%.6f,%.1f,,,,,,,,,,,%.3f,%.4f,%llu,%zu\n", t.size, t.connections,
+        out += strprintf("throughput,%zu,%u,%llu,%.6f,%.1f,,,,,,,,,,,%.3f,%.4f,%llu,%zu,%s\n", t.size, t.connections,
                          (unsigned long long)t.messages, t.seconds, t.messages_per_s(), t.mb_per_s(), t.gbit_per_s(),
-                         (unsigned long long)t.bytes, t.errors.size());
+                         (unsigned long long)t.bytes, t.errors.size(), csv_field(t.io_path).c_str());
     return out;
 }
 

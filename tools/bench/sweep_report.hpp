@@ -23,6 +23,7 @@ struct LatencyResult {
     Histogram round_trip_ns;
     double seconds = 0; ///< measurement window, first send to last echo
     tw_conn_stats stats{}; ///< client-side transport counters, all connections
+    std::string io_path;   ///< io_path(): "copy", "zero-copy" or the fallback
     std::vector<std::string> errors;
 };
 
@@ -33,6 +34,7 @@ struct ThroughputResult {
     uint64_t messages = 0;
     double seconds = 0;    ///< first write to last acknowledgement
     tw_conn_stats stats{}; ///< client-side transport counters, all connections
+    std::string io_path;   ///< io_path(): "copy", "zero-copy" or the fallback
     std::vector<std::string> errors;
 
     double mb_per_s() const { return seconds > 0 ? double(bytes) / double(1 << 20) / seconds : 0; }
@@ -55,6 +57,11 @@ struct SweepReport {
 
     size_t error_count() const;
 };
+
+/// Which path a test's client ran, from its transport counters: "copy"
+/// (not asked for), "zero-copy", or which half fell back to copying because
+/// the transport lent no buffers.
+std::string io_path(bool zero_copy_requested, const tw_conn_stats &client_stats);
 
 std::string sweep_table(const SweepReport &report);
 std::string sweep_json(const SweepReport &report);

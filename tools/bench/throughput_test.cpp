@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "throughput_test.hpp"
 
+#include "lent_write.hpp"
 #include "wire.hpp"
 
 #include <algorithm>
@@ -14,17 +15,18 @@ constexpr size_t kHighWater = size_t(1) << 20;
 
 } // namespace
 
-ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s)
+ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy)
     : size_(message_size), iterations_(iterations), duration_ns_(static_cast<uint64_t>(duration_s * 1e9)),
       round_messages_(std::max<uint64_t>(1, kRoundBytes / message_size)),
       high_water_(std::max(kHighWater, 2 * message_size)), payload_(message_size, 'x')
 {
+    this->zero_copy = zero_copy;
 }
 
 void ThroughputWorker::begin()
 {
     unsigned char hello[wire::kHelloSize];
-    wire::encode_hello({wire::Test::Sink, static_cast<uint32_t>(size_)}, hello);
+    wire::encode_hello({wire::Test::Sink, static_cast<uint32_t>(size_), zero_copy}, hello);
     conn_->write(hello, sizeof hello);
     std::weak_ptr<Worker> weak = shared_from_this();
     again_ = std::make_unique<Timer>(conn_->loop(), [weak] {
@@ -62,7 +64,9 @@ void ThroughputWorker::pump()
             if (!conn_->write(header, sizeof header)) break;
             continue;
         }
-        if (!conn_->write(payload_.data(), payload_.size())) break;
+        Wrote wrote = write_message();
+        if (wrote == Wrote::NoBufferFree) return;
+        if (wrote == Wrote::Refused) break;
         --round_left_;
         ++messages;
         bytes += size_;
@@ -80,6 +84,19 @@ void ThroughputWorker::pump()
         }
     }
     if (!ended_ && !finished()) finish("write refused (connection closing or over write_buffer_limit)");
+}
+
+ThroughputWorker::Wrote ThroughputWorker::write_message()
+{
+    size_t lent = 0;
+    if (zero_copy) {
+        bool would_block = false;
+        lent = write_through_lent(*conn_, payload_.data(), size_, &would_block);
+        if (lent == 0 && would_block) return Wrote::NoBufferFree;
+    }
+    // The copying path, or the rest of a message a lent buffer did not hold.
+    if (lent == size_ || conn_->write(payload_.data() + lent, size_ - lent)) return Wrote::Yes;
+    return Wrote::Refused;
 }
 
 void ThroughputWorker::on_finish() { again_.reset(); }

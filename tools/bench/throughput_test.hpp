@@ -15,7 +15,7 @@ namespace twinwire::bench {
 class ThroughputWorker : public Worker {
 public:
     /// `iterations` messages (0: until `duration_s` has passed).
-    ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s);
+    ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy = false);
 
     void begin() override;
     void on_data(Buffer &in) override;
@@ -27,6 +27,10 @@ public:
 private:
     void on_finish() override;
     void pump();
+    enum class Wrote { Yes, NoBufferFree, Refused };
+    /// Write one message (NoBufferFree: --zero-copy found no lent buffer;
+    /// on_drain resumes).
+    Wrote write_message();
     bool enough(uint64_t now) const;
 
     size_t size_;

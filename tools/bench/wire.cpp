@@ -7,6 +7,7 @@ namespace twinwire::bench::wire {
 namespace {
 
 constexpr unsigned char kMagic[4] = {'T', 'W', 'B', '1'};
+constexpr unsigned char kFlagZeroCopy = 1;
 
 void put_le(unsigned char *out, uint64_t v, size_t bytes)
 {
@@ -28,6 +29,7 @@ void encode_hello(const Hello &hello, unsigned char out[kHelloSize])
     std::memcpy(out, kMagic, sizeof kMagic);
     out[4] = kVersion;
     out[5] = static_cast<unsigned char>(hello.test);
+    out[6] = hello.zero_copy ? kFlagZeroCopy : 0;
     put_le(out + 8, hello.message_size, 4);
 }
 
@@ -37,7 +39,9 @@ std::string decode_hello(const unsigned char in[kHelloSize], Hello *out)
     if (in[4] != kVersion) return "bench protocol version " + std::to_string(in[4]) + ", expected 1";
     if (in[5] != uint8_t(Test::Echo) && in[5] != uint8_t(Test::Sink))
         return "unknown test " + std::to_string(in[5]);
+    if (in[6] & ~kFlagZeroCopy) return "unknown flags " + std::to_string(in[6]);
     out->test = static_cast<Test>(in[5]);
+    out->zero_copy = (in[6] & kFlagZeroCopy) != 0;
     out->message_size = static_cast<uint32_t>(get_le(in + 8, 4));
     if (out->message_size == 0) return "message size 0";
     return {};

@@ -87,7 +87,7 @@ void set(CommandContext &ctx)
 void get(CommandContext &ctx)
 {
     Reply &reply = ctx.reply;
-    Found found = ctx.keyspace.read(ctx.args[1], [&reply](std::string_view value) { reply.bulk(value); });
+    Found found = ctx.keyspace.read(ctx.args[1], [&reply](std::string_view value) { reply.whole_bulk(value); });
     if (found == Found::No) reply.null();
     else not_wrong_type(ctx, found);
 }

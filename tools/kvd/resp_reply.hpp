@@ -8,10 +8,23 @@
 #include <cstdio>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 namespace kvd {
+
+/// Sends reply bytes straight into the transport's lent send buffers, so a
+/// large value is copied once (into memory the transport sends from) rather
+/// than into the reply buffer and again into the transport.
+class ReplyLender {
+public:
+    virtual ~ReplyLender() = default;
+    /// Send `pending` (the replies before this one), then `pieces`, in
+    /// order, and clear `pending`.  False, with nothing sent, when no send
+    /// buffer can be lent now: the caller appends to the reply buffer instead.
+    virtual bool send_in_place(std::string &pending, std::initializer_list<std::string_view> pieces) = 0;
+};
 
 class Reply {
 public:
@@ -69,6 +82,28 @@ public:
         out_.append(value.data(), value.size());
         out_.append("\r\n", 2);
     }
+    /// A bulk reply that is the whole reply (GET): a large one goes through
+    /// the lender when one is set, else as bulk().
+    void whole_bulk(std::string_view value)
+    {
+        if (lender_ && value.size() >= kLendFrom && fits(value.size() + kMaxNumber + 5)) {
+            char head[kMaxNumber + 4];
+            head[0] = '$';
+            auto res = std::to_chars(head + 1, head + sizeof head - 2, static_cast<long long>(value.size()));
+            res.ptr[0] = '\r';
+            res.ptr[1] = '\n';
+            std::string_view header(head, static_cast<size_t>(res.ptr + 2 - head));
+            if (lender_->send_in_place(out_, {header, value, "\r\n"})) return;
+        }
+        bulk(value);
+    }
+    /// Values from this size on are worth sending from lent buffers (below,
+    /// the reply buffer batches many replies into one send).
+    static constexpr size_t kLendFrom = 16u << 10;
+    /// The session sets a lender for replies that cannot be replaced later
+    /// (not inside MULTI/EXEC); nullptr: none.
+    void lend_through(ReplyLender *lender) { lender_ = lender; }
+
     void null()
     {
         if (fits(5)) out_.append("$-1\r\n", 5);
@@ -117,6 +152,7 @@ private:
     std::string &out_;
     size_t limit_;
     bool overflowed_ = false;
+    ReplyLender *lender_ = nullptr;
 };
 
 } // namespace kvd

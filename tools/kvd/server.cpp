@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "server.hpp"
 
+#include "lent_replies.hpp"
+
 #include <twinwire/log.hpp>
 
 #include <new>
@@ -64,6 +66,8 @@ struct Server::Client {
     /// Sends `out` after the current pass; owned here, so it dies with the
     /// connection (whose context this is) on the connection's loop.
     std::unique_ptr<twinwire::Timer> flush;
+    /// kvd.zero_copy: large replies into lent send buffers.
+    std::unique_ptr<LentReplies> lender;
 };
 
 Server::Server(twinwire::Runtime &runtime, const Settings &settings, Keyspace &keyspace, std::string config_file)
@@ -130,7 +134,16 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
     twinwire::Connection *cn = conn.get();
     // Captures stay small: the timer copies its callback each time it fires.
     c->flush = std::make_unique<twinwire::Timer>(conn->loop(), [this, cn] { send(*cn, *cn->context<Client>()); });
-    conn->on_data([this, c](twinwire::Connection &cn, twinwire::Buffer &input) { serve(cn, *c, input); });
+    conn->on_data([this, c](twinwire::Connection &cn, twinwire::Buffer &input) {
+        serve(cn, *c, [c, &input] { return c->session.feed(input, c->out, kReplyBacklog); });
+    });
+    if (settings_.zero_copy) {
+        c->lender = std::make_unique<LentReplies>(*conn);
+        c->session.lender = c->lender.get();
+        conn->on_borrowed_data([this, c](twinwire::Connection &cn, const char *data, size_t len) {
+            return serve_borrowed(cn, *c, std::string_view(data, len));
+        });
+    }
     conn->on_drain([c](twinwire::Connection &cn) {
         if (!c->paused) return;
         c->paused = false;
@@ -146,38 +159,56 @@ void Server::admit(const twinwire::ConnectionPtr &conn)
              static_cast<unsigned long long>(conn->id()));
 }
 
-void Server::serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
+Session::Outcome Server::serve(twinwire::Connection &conn, Client &client,
+                               const std::function<Session::Outcome()> &feed)
 {
     // The session turns its own allocation failures into a close; this
     // catches the rest (queueing, logging) so one client never ends the
     // daemon.
     try {
-        serve_requests(conn, client, input);
+        return serve_requests(conn, client, feed);
     } catch (const std::bad_alloc &) {
         std::string().swap(client.out);
         TW_WARN("kvd", "client %s: out of memory while serving it; closing the connection", client.peer.c_str());
         conn.abort();
+        return Session::Outcome::Close;
     }
 }
 
-void Server::serve_requests(twinwire::Connection &conn, Client &client, twinwire::Buffer &input)
+Session::Outcome Server::serve_requests(twinwire::Connection &conn, Client &client,
+                                        const std::function<Session::Outcome()> &feed)
 {
     for (;;) {
-        switch (client.session.feed(input, client.out, kReplyBacklog)) {
+        Session::Outcome outcome = feed();
+        switch (outcome) {
         case Session::Outcome::Idle:
             if (!client.out.empty() && !client.flush->active()) client.flush->start(kFlushNow);
-            return;
+            return outcome;
         case Session::Outcome::Close:
             if (client.session.protocol_error() || client.session.out_of_memory())
                 TW_WARN("kvd", "client %s over %s: %s; closing the connection", client.peer.c_str(),
                         conn.transport_name().c_str(), client.session.close_reason().c_str());
             if (send(conn, client)) conn.close();
-            return;
+            return outcome;
         case Session::Outcome::Backlogged:
-            if (!send(conn, client) || client.paused) return;
+            if (!send(conn, client) || client.paused) return outcome;
             continue; // the transport took most of it: go on
         }
     }
+}
+
+// The requests are parsed where the transport received them; what is left
+// (a request split across buffers) goes to the input buffer and on_data.
+size_t Server::serve_borrowed(twinwire::Connection &conn, Client &client, std::string_view bytes)
+{
+    size_t done = 0;
+    Session::Outcome outcome = serve(conn, client, [&] {
+        size_t used = 0;
+        Session::Outcome o = client.session.feed_borrowed(bytes.substr(done), client.out, kReplyBacklog, used);
+        done += used;
+        return o;
+    });
+    return outcome == Session::Outcome::Close ? bytes.size() : done;
 }
 
 bool Server::send(twinwire::Connection &conn, Client &client)

@@ -11,6 +11,7 @@
 #include <twinwire/runtime.hpp>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,8 +45,13 @@ private:
     /// allocation failure closes that one client, never the daemon.
     void accept(const twinwire::ConnectionPtr &conn);
     void admit(const twinwire::ConnectionPtr &conn);
-    void serve(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
-    void serve_requests(twinwire::Connection &conn, Client &client, twinwire::Buffer &input);
+    /// Serve what `feed` runs (requests from the input buffer, or from a
+    /// borrowed receive buffer) until it is idle, closing or paused.
+    Session::Outcome serve(twinwire::Connection &conn, Client &client, const std::function<Session::Outcome()> &feed);
+    Session::Outcome serve_requests(twinwire::Connection &conn, Client &client,
+                                    const std::function<Session::Outcome()> &feed);
+    /// kvd.zero_copy: the requests in bytes the transport lent; returns the bytes used.
+    size_t serve_borrowed(twinwire::Connection &conn, Client &client, std::string_view bytes);
     /// Hand the gathered replies to the connection now; false when it is gone.
     bool send(twinwire::Connection &conn, Client &client);
     void finish(twinwire::Connection &conn, Client &client, const twinwire::CloseInfo &info);

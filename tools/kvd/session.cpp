@@ -50,6 +50,21 @@ Session::Outcome Session::feed(twinwire::Buffer &input, std::string &out, size_t
     }
 }
 
+Session::Outcome Session::feed_borrowed(std::string_view bytes, std::string &out, size_t out_limit, size_t &used)
+{
+    reply_start_ = out.size();
+    used = 0;
+    try {
+        Reply reply(out);
+        ViewRun r = run_view(bytes, reply, out, out_limit);
+        used = r.used;
+        if (closing_) return Outcome::Close;
+        return r.backlogged ? Outcome::Backlogged : Outcome::Idle;
+    } catch (const std::bad_alloc &) {
+        return give_up_out_of_memory(out);
+    }
+}
+
 Session::Outcome Session::give_up_out_of_memory(std::string &out)
 {
     // std::string's append leaves the string as it was when it throws, so
@@ -77,7 +92,11 @@ void Session::run_request(Reply &reply)
     reply.limit_to(reply_start_ > Reply::kUnlimited - limits_.max_reply ? Reply::kUnlimited
                                                                          : reply_start_ + limits_.max_reply);
     CommandContext ctx{request_.args, reply, keyspace_, *this, host_};
+    // A reply sent from lent buffers cannot be taken back: only outside a
+    // transaction, whose EXEC gathers replies it may still replace.
+    reply.lend_through(transaction_.active ? nullptr : lender);
     dispatch(ctx);
+    reply.lend_through(nullptr);
     if (reply.overflowed()) {
         // Stopped while it was built (at most max_reply bytes were copied):
         // the client gets an error instead, and stays connected.
@@ -119,53 +138,59 @@ Session::Outcome Session::run(twinwire::Buffer &input, std::string &out, size_t 
     Reply reply(out);
     while (!closing_ && !input.empty() && input.size() >= need_) {
         const std::string_view view = input.first_chunk();
-        size_t used = 0;
-        bool backlogged = false;
-        uint64_t ran = 0;
-        while (used < view.size()) {
-            // After Incomplete the parser resumes where it stopped.
-            ParseResult r = parser_.parse(view.substr(used), request_);
-            if (r.status == ParseStatus::Incomplete) {
-                // It needs at least one byte more than this chunk holds of it.
-                need_ = std::max(r.needed, view.size() - used + 1);
-                break;
-            }
-            if (r.status == ParseStatus::Error) {
-                reply.error("ERR " + r.error);
-                protocol_error_ = true;
-                counters_.protocol_errors.fetch_add(1, std::memory_order_relaxed);
-                request_close(r.error);
-                break;
-            }
-            used += r.consumed;
-            need_ = 0;
-            if (!request_.args.empty()) {
-                run_request(reply);
-                ++ran;
-            }
-            if (closing_) break;
-            if (out.size() > out_limit) {
-                backlogged = true;
-                break;
-            }
-        }
+        const ViewRun r = run_view(view, reply, out, out_limit);
         // Arguments point into the chunk: drain only after they ran.
-        input.drain(used);
-        commands_ += ran;
-        counters_.commands.fetch_add(ran, std::memory_order_relaxed);
+        input.drain(r.used);
         if (closing_) return Outcome::Close;
-        if (backlogged) return Outcome::Backlogged;
+        if (r.backlogged) return Outcome::Backlogged;
         if (input.size() < need_) return Outcome::Idle;
         // The rest of the request is in the following chunks: join them,
         // at least doubling what is contiguous so a request arriving in
         // many pieces is copied a bounded number of times overall.
-        const size_t have = view.size() - used;
+        const size_t have = view.size() - r.used;
         const size_t join = std::min(input.size(), std::max({need_, 2 * have, have + kPullupSlack}));
         const char *before = input.first_chunk().data();
         // Bytes copied: the rest when the first chunk had room, all when it moved.
         joined_ += input.contiguous(join) == before ? join - have : join;
     }
     return closing_ ? Outcome::Close : Outcome::Idle;
+}
+
+Session::ViewRun Session::run_view(std::string_view view, Reply &reply, std::string &out, size_t out_limit)
+{
+    size_t used = 0;
+    bool backlogged = false;
+    uint64_t ran = 0;
+    while (used < view.size()) {
+        // After Incomplete the parser resumes where it stopped.
+        ParseResult r = parser_.parse(view.substr(used), request_);
+        if (r.status == ParseStatus::Incomplete) {
+            // It needs at least one byte more than this chunk holds of it.
+            need_ = std::max(r.needed, view.size() - used + 1);
+            break;
+        }
+        if (r.status == ParseStatus::Error) {
+            reply.error("ERR " + r.error);
+            protocol_error_ = true;
+            counters_.protocol_errors.fetch_add(1, std::memory_order_relaxed);
+            request_close(r.error);
+            break;
+        }
+        used += r.consumed;
+        need_ = 0;
+        if (!request_.args.empty()) {
+            run_request(reply);
+            ++ran;
+        }
+        if (closing_) break;
+        if (out.size() > out_limit) {
+            backlogged = true;
+            break;
+        }
+    }
+    commands_ += ran;
+    counters_.commands.fetch_add(ran, std::memory_order_relaxed);
+    return {used, backlogged};
 }
 
 } // namespace kvd

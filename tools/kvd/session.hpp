@@ -42,6 +42,12 @@ public:
     /// replaced by an error; an allocation failure closes this session
     /// (Close, with out_of_memory()) and never escapes.
     Outcome feed(twinwire::Buffer &input, std::string &out, size_t out_limit);
+    /// The same over bytes lent in place (a borrowed receive buffer), while
+    /// nothing is left in the connection's input buffer: runs the complete
+    /// requests and sets `used` to their bytes.  The rest (a request split
+    /// across buffers; anything after a Close) is for feed() once it is in
+    /// the input buffer: the parser resumes there.
+    Outcome feed_borrowed(std::string_view bytes, std::string &out, size_t out_limit, size_t &used);
 
     /// QUIT: reply, then close.
     void request_close(std::string reason);
@@ -53,6 +59,8 @@ public:
 
     /// The connection this session serves (nullptr in tests); INFO reads its counters.
     twinwire::Connection *connection = nullptr;
+    /// Sends large whole replies from lent send buffers (nullptr: copy them).
+    ReplyLender *lender = nullptr;
     /// The client's address, for log lines.
     std::string peer = "(no connection)";
     /// The loop this session runs on: its lane of the keyspace's TransactionGate.
@@ -71,7 +79,14 @@ public:
     uint64_t bytes_joined() const { return joined_; }
 
 private:
+    struct ViewRun {
+        size_t used = 0;         ///< bytes of the requests that ran
+        bool backlogged = false; ///< stopped with `out` past its limit
+    };
     Outcome run(twinwire::Buffer &input, std::string &out, size_t out_limit);
+    /// Run the complete requests at the front of `view` (need_ set after an
+    /// incomplete one; closing_ after an error or QUIT).
+    ViewRun run_view(std::string_view view, Reply &reply, std::string &out, size_t out_limit);
     /// Run request_ with its reply limited to max_reply.
     void run_request(Reply &reply);
     /// Run or queue (inside MULTI) one checked command.

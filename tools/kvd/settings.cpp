@@ -15,6 +15,10 @@ void define_keys(twinwire::Config &config)
                    check::size_bytes(1024, uint64_t(1) << 30)});
     config.define({"kvd.pidfile", "", "write the process id here (absolute path); empty: no pidfile",
                    check::absolute_path_or_empty()});
+    config.define({"kvd.zero_copy", "yes",
+                   "parse requests where they arrived (borrowed receive buffers) and send large GET replies "
+                   "from lent send buffers; no: the copying path (input and reply buffers), to compare",
+                   check::boolean()});
     config.define({"kvd.daemonize", "no", "detach from the terminal and run in the background",
                    check::boolean()});
 }
@@ -29,6 +33,7 @@ Settings Settings::from(const twinwire::Config &config)
     s.limits.max_reply = config.write_buffer_limit();
     s.pidfile = config.get("kvd.pidfile");
     s.daemonize = config.get_bool("kvd.daemonize");
+    s.zero_copy = config.get_bool("kvd.zero_copy");
     // A value stored must fit in a reply: GET of it would otherwise close
     // the connection for exceeding the output limit.
     if (s.limits.max_request >= config.write_buffer_limit()) {

@@ -19,6 +19,7 @@ struct Settings {
     RequestLimits limits;
     std::string pidfile;  ///< "" = none
     bool daemonize = false;
+    bool zero_copy = true; ///< kvd.zero_copy: borrowed receive buffers, lent send buffers
 
     /// Read from a config with the kvd.* keys; throws ConfigError when the
     /// values do not fit together.

@@ -95,6 +95,12 @@ public:
     using EofHandler = std::function<void(Connection &)>;
     /// One record from read_until / read_exactly (the delimiter included).
     using RecordHandler = std::function<void(Connection &, std::string record)>;
+    /// Bytes lent in place by the transport (valid during the call, until the
+    /// handler closes the connection): return how many were used; the rest is
+    /// read again (see on_borrowed_data).
+    using BorrowedDataHandler = std::function<size_t(Connection &, const char *data, size_t len)>;
+    /// Fill a lent send buffer of `cap` bytes; return how many bytes to send.
+    using FillHandler = std::function<size_t(char *data, size_t cap)>;
 
     ~Connection();
     Connection(const Connection &) = delete;
@@ -106,6 +112,18 @@ public:
     void on_eof(EofHandler handler);
     /// The output fell to the low watermark after going above the high one.
     void on_write_low(DrainHandler handler);
+
+    /// Zero-copy reading: borrow the transport's receive buffers
+    /// (recv_buf_borrow) and hand them to `handler` in place instead of
+    /// copying into the input buffer.  Bytes the handler leaves (a record
+    /// split across buffers) are read into the input buffer and go to
+    /// on_data, as do the bytes after them, until the input is empty again;
+    /// a read_until / read_exactly request is served from the input buffer.
+    /// A transport that lends nothing (-EOPNOTSUPP) is read by copying from
+    /// then on, and borrowing() turns false.
+    void on_borrowed_data(BorrowedDataHandler handler);
+    /// A borrowed-data handler is set and the transport has not refused it.
+    bool borrowing() const { return static_cast<bool>(on_borrowed_) && !borrow_refused_; }
 
     /// Deliver the input up to and including the next `delimiter` (not
     /// empty) to `handler`, once.  More than `max_bytes` (delimiter
@@ -121,6 +139,14 @@ public:
     bool write(std::string_view text) { return write(text.data(), text.size()); }
     /// Move a whole buffer to the output (no copy of its bytes).
     bool write(Buffer &data);
+    /// Zero-copy writing: with no output queued, lend a transport send
+    /// buffer of at least `min_len` bytes (send_buf_get) to `fill`, then
+    /// send what it wrote (send_buf_submit), in stream order.  Returns the
+    /// bytes sent, or without running `fill` a negative code: -EAGAIN (no
+    /// buffer free now: on_drain runs when the transport takes more), -EBUSY
+    /// (output is queued: write() keeps the order), -EOPNOTSUPP (the
+    /// transport lends none), -EMSGSIZE (min_len too large), -ENOTCONN.
+    ssize_t write_lent(size_t min_len, const FillHandler &fill);
 
     /// Output queued above the high watermark (see the class comment).
     bool write_blocked() const { return write_blocked_; }
@@ -192,6 +218,10 @@ private:
 
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
+    /// Serve a read event by borrowing; false when the rest must be copied.
+    bool read_borrowed();
+    /// Return a buffer still borrowed (the handler closed the connection).
+    void give_back_borrowed();
     /// Hand the input to the pending read request(s), then on_data.
     /// Returns false when a callback threw (the connection is finished).
     bool deliver_input();
@@ -236,6 +266,9 @@ private:
     DrainHandler on_drain_;
     EofHandler on_eof_;
     DrainHandler on_write_low_;
+    BorrowedDataHandler on_borrowed_;
+    bool borrow_refused_ = false; ///< recv_buf_borrow said -EOPNOTSUPP
+    tw_buf *borrowed_ = nullptr;  ///< the buffer on_borrowed_ is reading, if any
     std::unique_ptr<ReadRequest> request_;
     std::unique_ptr<Timer> timeout_timer_;
     uint64_t last_read_ns_ = 0;

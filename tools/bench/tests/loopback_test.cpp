@@ -104,8 +104,11 @@ TEST_CASE("a sweep over loopback TCP measures every round trip and every acknowl
     }
 }
 
-TEST_CASE("a corrupted echo is reported as an error, not measured", "[loopback]")
+TEST_CASE("a corrupted echo is reported as an error, not measured, on the copying and the zero-copy path",
+          "[loopback]")
 {
+    const bool zero_copy = GENERATE(false, true);
+    CAPTURE(zero_copy);
     Runtime rt(tcp_config(1));
     rt.start();
     bool hello_seen = false;
@@ -119,13 +122,50 @@ TEST_CASE("a corrupted echo is reported as an error, not measured", "[loopback]"
         return out;
     });
     std::shared_ptr<LatencyWorker> worker;
-    run_one(rt, listener->port(), 1, [&worker](unsigned) {
-        worker = std::make_shared<LatencyWorker>(64, 100, 0);
+    run_one(rt, listener->port(), 1, [&worker, zero_copy](unsigned) {
+        worker = std::make_shared<LatencyWorker>(64, 100, 0, zero_copy);
         return worker;
     });
     REQUIRE(worker);
     CHECK(worker->error.find("differs from what was sent") != std::string::npos);
     CHECK(worker->histogram.count() == 0);
+    // The echo was checked where it lay: in a borrowed buffer, or copied.
+    CHECK((worker->stats.zero_copy_recvs > 0) == zero_copy);
+}
+
+TEST_CASE("the zero-copy sweep over loopback TCP runs the zero-copy path on both sides and says so", "[loopback]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    auto listener = rt.listen(loopback_any_port(), [](const ConnectionPtr &c) { serve_bench_connection(c); });
+    SweepOptions o;
+    o.iterations = 100;
+    o.sizes = {64, 300000};
+    o.tests = {TestKind::Latency, TestKind::Throughput};
+    o.zero_copy = true;
+    SweepReport r = run_sweep(rt, {"127.0.0.1", listener->port(), ""}, o);
+    CHECK(r.error_count() == 0);
+    for (const LatencyResult &l : r.latency) {
+        CHECK(l.io_path == "zero-copy");
+        CHECK(l.round_trip_ns.count() == 100);
+    }
+    for (const ThroughputResult &t : r.throughput) {
+        CHECK(t.io_path == "zero-copy");
+        CHECK(t.bytes == 100 * t.size);
+    }
+}
+
+TEST_CASE("a transport that lent no buffers is reported as the copying fallback, never as zero-copy", "[report]")
+{
+    tw_conn_stats none{};
+    CHECK(io_path(false, none) == "copy");
+    CHECK(io_path(true, none).find("fell back") != std::string::npos);
+    tw_conn_stats sends_only{};
+    sends_only.zero_copy_sends = 5;
+    CHECK(io_path(true, sends_only).find("copied receives") != std::string::npos);
+    tw_conn_stats both = sends_only;
+    both.zero_copy_recvs = 3;
+    CHECK(io_path(true, both) == "zero-copy");
 }
 
 TEST_CASE("a test whose server never answers is aborted by the stall watchdog", "[loopback]")

@@ -19,6 +19,18 @@ TEST_CASE("a bench hello survives encoding and decoding", "[wire]")
     CHECK(wire::decode_hello(bytes, &h).empty());
     CHECK(h.test == wire::Test::Sink);
     CHECK(h.message_size == 65536);
+    CHECK_FALSE(h.zero_copy);
+}
+
+TEST_CASE("a bench hello carries the zero-copy flag, and unknown flags are refused", "[wire]")
+{
+    unsigned char bytes[wire::kHelloSize];
+    wire::encode_hello({wire::Test::Echo, 64, true}, bytes);
+    wire::Hello h;
+    CHECK(wire::decode_hello(bytes, &h).empty());
+    CHECK(h.zero_copy);
+    bytes[6] = 0x80;
+    CHECK(wire::decode_hello(bytes, &h).find("unknown flags 128") != std::string::npos);
 }
 
 TEST_CASE("a hello with a wrong magic, version, test or size is refused with the reason", "[wire]")
