@@ -45,6 +45,6 @@ status=$?
 [ $status -eq 77 ] && exit 77
 echo "perftest-compare: guest run took $(( $(date +%s) - started )) s, status $status; raw figures in $out/raw.tsv" >&2
 [ -f "$out/raw.tsv" ] || exit 1
-python3 "$here/perftest-summary.py" "$out/raw.tsv" >"$out/summary.md" || status=1
+python3 -B "$here/perftest-summary.py" "$out/raw.tsv" >"$out/summary.md" || status=1
 cat "$out/summary.md"
 exit $status

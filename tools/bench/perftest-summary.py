@@ -5,10 +5,10 @@ usage: perftest-summary.py RAW_TSV > summary.md
 Latency ratios are twinwire / perftest (goal <= 1.10); bandwidth ratios are
 twinwire / perftest (goal >= 0.95).  Medians over the rounds.
 """
-import csv
 import statistics
 import sys
-from collections import defaultdict
+
+from compare_rounds import load_rounds, paired_ratio
 
 LAT_GOAL = 1.10
 BW_GOAL = 0.95
@@ -34,25 +34,12 @@ UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RT
 
 def load(path):
     """(test, tool, metric) -> {round: value}"""
-    values = defaultdict(dict)
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            try:
-                values[(row["test"], row["tool"], row["metric"])][row["round"]] = float(row["value"])
-            except ValueError:
-                pass  # a run that printed no figure: its absence shows in n
-    return values
+    return load_rounds(path, ("test", "tool", "metric"))
 
 
 def tick_bound(us):
     """A latency at the guest's 4 ms timer tick (HZ=250): a wake-up waited for the tick."""
     return 3500 <= us <= 4500
-
-
-def paired_ratio(a, b):
-    """Median over the rounds of twinwire / perftest in the same round (robust to drifting load)."""
-    ratios = [a[r] / b[r] for r in a if r in b and b[r] > 0]
-    return statistics.median(ratios) if ratios else float("nan")
 
 
 def main():
