@@ -69,7 +69,10 @@ bool Connection::read_borrowed()
 void Connection::give_back_borrowed()
 {
     if (!borrowed_) return;
-    transport_->ops().recv_buf_return(conn_, borrowed_, 0);
+    // Consumed, as the copying path would have read them before the close:
+    // bytes left unread would make the transport's close abortive (TCP's
+    // reset, RDMA's disconnect without SHUTDOWN), which can drop the replies.
+    transport_->ops().recv_buf_return(conn_, borrowed_, borrowed_->len);
     borrowed_ = nullptr;
 }
 
