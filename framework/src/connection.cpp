@@ -411,12 +411,22 @@ void Connection::close()
     }
     update_interest();
     std::weak_ptr<Connection> weak = shared_from_this();
+    // The bound is on a stall, not on the whole drain: a peer that half-closed
+    // after its last request and reads its replies slowly still gets all of
+    // them; one that stops reading for shutdown_timeout_ms does not.
+    linger_progress_seen_ = write_progress_;
     linger_timer_ = std::make_unique<Timer>(*loop_, [weak] {
-        if (auto c = weak.lock())
-            c->finish(errc::timed_out, -ETIMEDOUT,
-                      "close: " + std::to_string(c->output_.size()) + " bytes not flushed within " +
-                          std::to_string(c->settings_.linger_ms) + " ms (shutdown_timeout_ms)",
-                      false, false);
+        auto c = weak.lock();
+        if (!c) return;
+        if (c->write_progress_ != c->linger_progress_seen_) {
+            c->linger_progress_seen_ = c->write_progress_;
+            c->linger_timer_->start(std::chrono::milliseconds(c->settings_.linger_ms));
+            return;
+        }
+        c->finish(errc::timed_out, -ETIMEDOUT,
+                  "close: " + std::to_string(c->output_.size()) + " bytes still queued after " +
+                      std::to_string(c->settings_.linger_ms) + " ms without the peer taking any (shutdown_timeout_ms)",
+                  false, false);
     });
     linger_timer_->start(std::chrono::milliseconds(settings_.linger_ms));
 }

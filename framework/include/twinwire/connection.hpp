@@ -29,9 +29,9 @@ struct TW_API CloseInfo {
     bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
     /// What to branch on: errc::closed_locally (close(), the runtime
     /// stopping), errc::aborted (abort()), errc::peer_closed (end of
-    /// stream), errc::peer_reset, errc::timed_out (output not flushed in
-    /// time, a dead peer, a read/write/idle timeout), errc::record_too_long
-    /// (read_until's maximum), errc::callback_threw, errc::transport_error, or
+    /// stream), errc::peer_reset, errc::timed_out (after close(), the
+    /// peer took no output for shutdown_timeout_ms; a dead peer; a
+    /// read/write/idle timeout), errc::record_too_long (read_until's maximum), errc::callback_threw, errc::transport_error, or
     /// for a connect that failed its handshake the connect codes.
     std::error_code code;
 };
@@ -161,7 +161,8 @@ public:
 
     /// Send end-of-stream after the queued output (half-close); reading goes on.
     void shutdown_write();
-    /// Flush the queued output (at most shutdown_timeout_ms), then close.
+    /// Flush the queued output, then close.  A peer that reads slowly gets
+    /// all of it; one that takes nothing for shutdown_timeout_ms is cut off.
     /// No on_data runs after this call; on_close runs when it is done.
     void close();
     /// Close now and drop the queued output.
@@ -273,6 +274,8 @@ private:
     std::unique_ptr<Timer> timeout_timer_;
     uint64_t last_read_ns_ = 0;
     uint64_t last_write_ns_ = 0;
+    uint64_t write_progress_ = 0;       ///< counts writes that moved bytes (close()'s stall check)
+    uint64_t linger_progress_seen_ = 0; ///< write_progress_ when the linger timer last looked
     bool write_blocked_ = false;
     bool delivering_ = false;
     Established on_established_;                  ///< handshake outcome (framework)
