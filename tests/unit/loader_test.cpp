@@ -164,6 +164,13 @@ TEST_CASE("a plugin whose init refuses: reason is the plugin's own", "[loader]")
                                  "RDMA plugin refused: test plugin: no device here (no usable device)");
 }
 
+TEST_CASE("a plugin that asks the host's transport_ops for its own name gets -ELOOP, no table and the reason",
+          "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_WRAPS_ITSELF"),
+                                 "transport_ops(own name) = -ELOOP, table NULL: transport 'rdma' cannot wrap itself");
+}
+
 TEST_CASE("a relative plugin path is never tried (no loading from the working directory)", "[loader]")
 {
     PluginLoadReport report;

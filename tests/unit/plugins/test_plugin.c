@@ -17,6 +17,8 @@
  *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
  *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
  *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
+ *   VARIANT_WRAPS_ITSELF   init asks the host's transport_ops for its own name
+ *                          and refuses with what it got (-ELOOP and the reason)
  * None of them moves data: the loader never gets that far with them, except
  * the init variants, whose init is the point.
  */
@@ -44,6 +46,13 @@ static int t_init(const struct tw_host *host, tw_transport **out, char *why, siz
     return -TW_ENODEVICE;
 #elif defined(VARIANT_INIT_NO_HANDLE)
     return 0;
+#elif defined(VARIANT_WRAPS_ITSELF)
+    const struct tw_transport_ops *inner = NULL;
+    char reason[200] = "";
+    int rc = host->transport_ops(host, "rdma", &inner, reason, sizeof reason);
+    snprintf(why, why_len, "transport_ops(own name) = %s, table %s: %s", rc == -ELOOP ? "-ELOOP" : "not -ELOOP",
+             inner ? "set" : "NULL", reason);
+    return rc < 0 ? rc : -TW_ENODEVICE;
 #elif defined(VARIANT_CRASH_IN_INIT)
     raise(SIGSEGV);
     return -TW_ENODEVICE;
