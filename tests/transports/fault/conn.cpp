@@ -466,9 +466,16 @@ extern "C" ssize_t fault_read(tw_conn *c, void *buf, size_t len)
             if (cap < len && c->rxq.ready(now))
                 note(c, kShortReads, "read %llu: %zu of %zu bytes", static_cast<unsigned long long>(c->reads), got, len);
             inner_set(c);
+            // The next held chunk's time may not have a timer yet (the one
+            // that delivered this one was armed while it was due): arm it,
+            // or nothing wakes the loop when that chunk becomes due.
+            schedule(c);
             return static_cast<ssize_t>(got);
         }
-        if (!c->rxq.chunks.empty()) return -EAGAIN;
+        if (!c->rxq.chunks.empty()) {
+            schedule(c);
+            return -EAGAIN;
+        }
         if (c->error) return c->error;
         if (c->rx_error) return c->rx_error;
         if (c->rx_eof) return 0;
@@ -756,5 +763,6 @@ extern "C" int fault_recv_buf_return(tw_conn *c, struct tw_buf *buf, size_t cons
     c->rxq.bytes -= consumed;
     if (head.off == head.data.size()) c->rxq.chunks.pop_front();
     inner_set(c);
+    schedule(c); // as after a read: the next held chunk needs its timer
     return 0;
 }
