@@ -383,22 +383,27 @@ ssize_t Connection::writev_chunks(struct evbuffer *buf)
     return transport_->ops().writev(conn_, iov, n);
 }
 
-void Connection::flush()
+int Connection::write_queued()
 {
-    if (!conn_) return;
-    const tw_transport_ops &ops = transport_->ops();
     if (rma_) rma_->pump(output_);
     while (!output_.empty()) {
         ssize_t w = writev_chunks(output_.raw());
         if (w == -EAGAIN) break;
-        if (w < 0) {
-            int err = static_cast<int>(w);
-            finish(code_from_transport(err), err, error_text("write", err), false, false);
-            return;
-        }
+        if (w < 0) return static_cast<int>(w);
         output_.drain(static_cast<size_t>(w));
         if (w > 0) note_write_progress();
-        if (rma_) rma_->pump(output_);
+        if (rma_) rma_->pump(output_); // RMA chunks follow as the output drains
+    }
+    return 0;
+}
+
+void Connection::flush()
+{
+    if (!conn_) return;
+    const tw_transport_ops &ops = transport_->ops();
+    if (int err = write_queued(); err < 0) {
+        finish(code_from_transport(err), err, error_text("write", err), false, false);
+        return;
     }
     if (write_blocked_ && output_.size() <= settings_.write_low) {
         write_blocked_ = false;

@@ -92,23 +92,13 @@ bool Connection::rma_exposed(uint64_t id) const { return rma_ && !finished_ && !
 void Connection::push_output()
 {
     if (!conn_ || finished_) return;
-    if (rma_) rma_->pump(output_);
-    while (!output_.empty()) {
-        ssize_t w = writev_chunks(output_.raw());
-        if (w == -EAGAIN) break;
-        if (w < 0) {
-            int err = static_cast<int>(w);
-            std::weak_ptr<Connection> weak = shared_from_this();
-            // Never finish (and run on_close) inside the caller's write().
-            loop_->post([weak, err] {
-                if (auto c = weak.lock())
-                    c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
-            });
-            return;
-        }
-        output_.drain(static_cast<size_t>(w));
-        if (w > 0) note_write_progress();
-        if (rma_) rma_->pump(output_);
+    if (int err = write_queued(); err < 0) {
+        std::weak_ptr<Connection> weak = shared_from_this();
+        // Never finish (and run on_close) inside the caller's write().
+        loop_->post([weak, err] {
+            if (auto c = weak.lock()) c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
+        });
+        return;
     }
     if (!output_.empty() && !want_write_) {
         want_write_ = true;

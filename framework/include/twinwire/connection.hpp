@@ -283,6 +283,8 @@ private:
     void update_interest();
     void release_handlers();
     std::string error_text(const char *call, int err) const;
+    /// Write output_ until the transport takes no more: 0 or the error.
+    int write_queued();
     /// Write what output_ holds (RMA chunks pumped in as it drains) without
     /// running callbacks; asks for TW_EV_WRITE for the rest.
     void push_output();
