@@ -52,8 +52,10 @@
 #ifndef TW_ABI_MAJOR
 #define TW_ABI_MAJOR 1
 #endif
-/* 1.1: tw_host.vlog appended.  1.2: tw_host.transport_ops appended. */
-#define TW_ABI_MINOR 2
+/* 1.1: tw_host.vlog appended.  1.2: tw_host.transport_ops appended.
+ * 1.3: one-sided remote memory: TW_CAP_RMA, tw_transport_ops.rma_*,
+ * struct tw_rma_request, TW_EREMOTEACCESS. */
+#define TW_ABI_MINOR 3
 
 #define TW_STRINGIFY_(x) #x
 #define TW_STRINGIFY(x) TW_STRINGIFY_(x)

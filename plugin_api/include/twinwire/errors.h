@@ -47,7 +47,11 @@ enum tw_error {
     TW_EBADFRAME = 10009,
     /** A configuration value is invalid (the log says which key and why). */
     TW_ECONFIG = 10010,
-    TW_ELAST = 10011
+    /** ABI 1.3: the peer refused a one-sided access: out of the exposure's
+     *  bounds, a mode it was not exposed for, revoked, or not this
+     *  connection's (see last_error). */
+    TW_EREMOTEACCESS = 10011,
+    TW_ELAST = 10012
 };
 
 /**
@@ -68,6 +72,7 @@ static inline const char *tw_strerror(int err)
     case TW_EPEERDEAD: return "peer stopped answering keepalives";
     case TW_EBADFRAME: return "malformed frame from peer";
     case TW_ECONFIG: return "invalid configuration";
+    case TW_EREMOTEACCESS: return "remote memory access refused (bounds, mode, revoked or another connection's)";
     default: return "unknown twinwire error";
     }
 }

@@ -118,7 +118,11 @@ enum tw_caps {
     /** Moves data without the kernel's network stack (RDMA). */
     TW_CAP_KERNEL_BYPASS = 1u << 5,
     /** Can busy-poll for completions while traffic is dense. */
-    TW_CAP_BUSY_POLL = 1u << 6
+    TW_CAP_BUSY_POLL = 1u << 6,
+    /** ABI 1.3: does one-sided remote memory itself (rma_* members below,
+     *  e.g. RDMA READ/WRITE).  Without it the host emulates RMA over the
+     *  byte stream (see "One-sided remote memory" below). */
+    TW_CAP_RMA = 1u << 7
 };
 
 /** Flags for tw_listen_params.flags. */
@@ -183,6 +187,90 @@ struct tw_buf {
 #define TW_BUF_SIZE_V1 TW_SIZE_THROUGH(struct tw_buf, token)
 /** An empty tw_buf with its size set: `struct tw_buf b = TW_BUF_INIT;` */
 #define TW_BUF_INIT {sizeof(struct tw_buf), 0, NULL, 0, 0, 0}
+
+/**
+ * # One-sided remote memory (ABI 1.3)
+ *
+ * One end EXPOSES a range of its memory to the peer of one connection, for
+ * reading, writing or both, and gets a small DESCRIPTOR (at most
+ * TW_RMA_DESC_MAX opaque bytes) that the application sends to the peer in
+ * its own protocol.  The peer then reads or writes that range with
+ * rma_post() on its end of the SAME connection, without the exposing side's
+ * code in the path.  The exposing side withdraws the right with
+ * rma_revoke().  A descriptor means nothing on any other connection.
+ *
+ * A transport with TW_CAP_RMA implements rma_expose, rma_revoke and
+ * rma_post natively (the loader refuses the capability without them);
+ * rma_mem_get/rma_mem_put are optional.  For a transport without it, the
+ * host emulates the same semantics over the byte stream, checking bounds,
+ * access mode and revocation on the exposing side.
+ *
+ * Rules every transport keeps (the conformance suite checks them):
+ *  1. Everything runs on the connection's loop thread; callbacks run from
+ *     the loop, never from inside the call that started the operation.
+ *  2. An access outside [0, len) of an exposure, of a mode it was not
+ *     exposed for, to a revoked exposure or through another connection
+ *     fails with -TW_EREMOTEACCESS and touches no memory outside what was
+ *     exposed.  Nothing an application can put in a descriptor reaches any
+ *     other memory.
+ *  3. rma_revoke(): from its return no NEW access succeeds; its callback
+ *     runs once accesses in flight have completed or been cut off, and from
+ *     then on the memory is the application's again.
+ *  4. A completed rma_post() write has placed its bytes in the peer's
+ *     memory; a completed read has its bytes in `local`.  RMA is not ordered
+ *     with the byte stream: to tell the peer a write is there, send a
+ *     message on the stream from the write's callback.
+ *  5. close() withdraws every exposure of the connection before it returns
+ *     (even while the transport lingers to flush the stream) and fails the
+ *     operations still in flight WITHOUT calling their callbacks (no
+ *     callback runs after close); a transport that cannot stop a transfer
+ *     into `local` otherwise resets the connection instead of lingering, so
+ *     that all memory involved is the application's when close returns.
+ *  6. When the connection fails, operations in flight complete with the
+ *     connection's error and exposures stop working; rma_revoke() is still
+ *     called (its callback runs with 0) to release them.
+ */
+typedef struct tw_rma_exposure tw_rma_exposure;
+
+/** Access rights of an exposure (rma_expose's `access`). */
+enum tw_rma_access {
+    TW_RMA_READ = 1u << 0, /**< the peer may read the range */
+    TW_RMA_WRITE = 1u << 1 /**< the peer may write the range */
+};
+
+/** rma_post's operation. */
+enum tw_rma_op {
+    TW_RMA_OP_READ = 1,  /**< copy from the peer's exposure into `local` */
+    TW_RMA_OP_WRITE = 2  /**< copy from `local` into the peer's exposure */
+};
+
+/** The largest descriptor any transport writes, in bytes. */
+#define TW_RMA_DESC_MAX 64
+
+/** Completion of an rma_post() or rma_revoke(): `status` is 0 or a negative
+ *  code (-TW_EREMOTEACCESS, the connection's error, ...); details in
+ *  last_error.  Runs on the connection's loop. */
+typedef void (*tw_rma_cb)(void *arg, int status);
+
+/** One read or write (rma_post).  The caller sets `size` to its sizeof; the
+ *  transport refuses (-EINVAL) a size below TW_RMA_REQUEST_SIZE_V1 and reads
+ *  members past it only behind TW_HAS_MEMBER.  The transport copies what it
+ *  needs: the struct and the descriptor may be freed when rma_post returns,
+ *  `local` must stay valid until the callback. */
+struct tw_rma_request {
+    uint32_t size;     /**< sizeof(struct tw_rma_request) in the caller's build */
+    uint32_t op;       /**< TW_RMA_OP_READ or TW_RMA_OP_WRITE */
+    const void *desc;  /**< the peer's descriptor, as rma_expose wrote it */
+    uint32_t desc_len; /**< its length */
+    uint32_t flags;    /**< reserved, 0 */
+    uint64_t offset;   /**< where in the exposure */
+    void *local;       /**< read: destination; write: source (any memory; memory from rma_mem_get avoids a copy or a registration) */
+    size_t len;        /**< bytes; 0 is -EINVAL */
+    tw_rma_cb cb;      /**< required */
+    void *arg;         /**< passed to cb */
+};
+
+#define TW_RMA_REQUEST_SIZE_V1 TW_SIZE_THROUGH(struct tw_rma_request, arg)
 
 /** What a transport puts in tw_conn_stats.version: its TW_ABI_MINOR. */
 #define TW_CONN_STATS_VERSION TW_ABI_MINOR
@@ -424,6 +512,37 @@ struct tw_transport_ops {
     int (*check_config)(const struct tw_host *host, char *why, size_t why_len);
 
     /* --- end of the ABI 1.0 table (TW_TRANSPORT_OPS_SIZE_V1) --------------- */
+
+    /* --- one-sided remote memory (ABI 1.3; see "One-sided remote memory") -- */
+
+    /**
+     * Expose [addr, addr + len) to this connection's peer for `access`
+     * (TW_RMA_READ, TW_RMA_WRITE or both).  Writes the descriptor into
+     * `desc` (room for TW_RMA_DESC_MAX bytes) and its length into *desc_len.
+     * The memory must stay valid until the revocation's callback (or close).
+     * Returns 0 and *out, or -EINVAL (len 0, access 0 or unknown bits),
+     * -ENOTCONN (before TW_EV_CONNECTED or after the connection failed),
+     * -ENOMEM / -TW_EMEMLOCK (the memory cannot be registered; last_error
+     * says which call and why).  Required by TW_CAP_RMA.
+     */
+    int (*rma_expose)(tw_conn *conn, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc,
+                      size_t *desc_len);
+    /** Withdraw an exposure (rule 3): `cb` runs once the memory is the
+     *  application's again; the exposure is freed after it.  -EINVAL for an
+     *  exposure revoked before.  Required by TW_CAP_RMA. */
+    int (*rma_revoke)(tw_rma_exposure *exposure, tw_rma_cb cb, void *arg);
+    /** Start a read or write of the peer's exposure (see tw_rma_request).
+     *  Returns 0 (the callback will run), -EINVAL (bad request, offset + len
+     *  past what the descriptor says, a descriptor this transport did not
+     *  write), -ENOTCONN, or -EAGAIN (too many operations in flight; ask for
+     *  TW_EV_WRITE).  Required by TW_CAP_RMA. */
+    int (*rma_post)(tw_conn *conn, const struct tw_rma_request *req);
+    /** Lend `len` bytes of memory the transport can expose and use as
+     *  `local` without a registration or a copy (RDMA: registered memory);
+     *  give it back with rma_mem_put.  -ENOMEM when none.  Optional. */
+    int (*rma_mem_get)(tw_conn *conn, size_t len, struct tw_buf *out);
+    /** Give back memory from rma_mem_get; it must no longer be exposed. */
+    int (*rma_mem_put)(tw_conn *conn, struct tw_buf *buf);
 };
 
 /** Size of the ABI 1.0 vtable: the host refuses a smaller one, naming both
@@ -506,7 +625,7 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_stats, connections_open) == 8, tw_tra
 TW_ABI_ASSERT(offsetof(struct tw_transport_stats, handshakes_aborted) == 32, tw_transport_stats_aborted);
 TW_ABI_ASSERT(offsetof(struct tw_transport_stats, quarantined_bytes) == 64, tw_transport_stats_quarantined);
 
-TW_ABI_ASSERT(sizeof(struct tw_transport_ops) == 296, tw_transport_ops_size);
+TW_ABI_ASSERT(sizeof(struct tw_transport_ops) == 336, tw_transport_ops_size);
 TW_ABI_ASSERT(TW_TRANSPORT_OPS_SIZE_V1 == 296, tw_transport_ops_size_v1);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, name) == 8, tw_ops_name);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, description) == 16, tw_ops_description);
@@ -544,6 +663,21 @@ TW_ABI_ASSERT(offsetof(struct tw_transport_ops, recv_buf_borrow) == 264, tw_ops_
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, recv_buf_return) == 272, tw_ops_recv_buf_return);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, ctrl) == 280, tw_ops_ctrl);
 TW_ABI_ASSERT(offsetof(struct tw_transport_ops, check_config) == 288, tw_ops_check_config);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, rma_expose) == 296, tw_ops_rma_expose);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, rma_revoke) == 304, tw_ops_rma_revoke);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, rma_post) == 312, tw_ops_rma_post);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, rma_mem_get) == 320, tw_ops_rma_mem_get);
+TW_ABI_ASSERT(offsetof(struct tw_transport_ops, rma_mem_put) == 328, tw_ops_rma_mem_put);
+
+TW_ABI_ASSERT(sizeof(struct tw_rma_request) == 64, tw_rma_request_size);
+TW_ABI_ASSERT(TW_RMA_REQUEST_SIZE_V1 == 64, tw_rma_request_size_v1);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, desc) == 8, tw_rma_request_desc);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, desc_len) == 16, tw_rma_request_desc_len);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, offset) == 24, tw_rma_request_offset);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, local) == 32, tw_rma_request_local);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, len) == 40, tw_rma_request_len);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, cb) == 48, tw_rma_request_cb);
+TW_ABI_ASSERT(offsetof(struct tw_rma_request, arg) == 56, tw_rma_request_arg);
 
 TW_ABI_ASSERT(sizeof(struct tw_plugin_info) == 40, tw_plugin_info_size);
 TW_ABI_ASSERT(TW_PLUGIN_INFO_SIZE_V1 == 40, tw_plugin_info_size_v1);
