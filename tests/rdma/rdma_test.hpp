@@ -76,5 +76,6 @@ int child_memlock();
 int child_no_device();
 int child_server(bool echo);
 int child_runtime_echo(const std::string &mode, const std::string &ip);
+int child_rma_expose(); // cases_rma.cpp
 
 } // namespace twinwire::rdmatest
