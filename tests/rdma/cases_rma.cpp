@@ -410,7 +410,8 @@ TEST_CASE("close with RMA in flight runs no callback afterwards and leaves the p
 }
 
 
-TEST_CASE("a peer killed with RMA in flight fails every operation with the connection's error, each callback once",
+TEST_CASE("a peer killed with RMA in flight fails every operation, each callback once, with the connection's error "
+          "or -TW_EREMOTEACCESS (its windows died with it)",
           "[rdma][rma][liveness]")
 {
     use_settings({});
@@ -453,7 +454,9 @@ TEST_CASE("a peer killed with RMA in flight fails every operation with the conne
         CHECK(d->calls == 1);
         if (d->status != 0) {
             failed += 1;
-            CHECK(d->status == client.error_code);
+            // An access that reached the peer after its windows died with
+            // its process is refused by the device.
+            CHECK((d->status == client.error_code || d->status == -TW_EREMOTEACCESS));
         }
     }
     INFO(client.last_error);
