@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "connection_access.hpp"
+#include "rma_link.hpp"
 #include "sockaddr_text.hpp"
 
 #include <twinwire/connection.hpp>
@@ -173,11 +174,13 @@ void Connection::handle_read()
     if (!reading_ || closing_ || !conn_) return;
     if (borrowing() && input_.empty() && !request_ && read_borrowed()) return;
     const tw_transport_ops &ops = transport_->ops();
+    // With RMA on, the wire carries frames: they land beside the input.
+    Buffer &target = rma_ ? rma_->wire_in() : input_;
     size_t total = 0;
     ssize_t last = 0;
     while (total < kMaxReadPerEvent) {
         struct evbuffer_iovec vec[2];
-        int n = evbuffer_reserve_space(input_.raw(), static_cast<ev_ssize_t>(reserve_size()), vec, 2);
+        int n = evbuffer_reserve_space(target.raw(), static_cast<ev_ssize_t>(reserve_size()), vec, 2);
         if (n <= 0) {
             last = -ENOMEM;
             break;
@@ -196,7 +199,8 @@ void Connection::handle_read()
             vec[i].iov_len = left < vec[i].iov_len ? left : vec[i].iov_len;
             left -= vec[i].iov_len;
         }
-        evbuffer_commit_space(input_.raw(), vec, n);
+        evbuffer_commit_space(target.raw(), vec, n);
+        read_any_ = true;
         if (total == 0) note_read();
         total += static_cast<size_t>(last);
         adapt_reserve(static_cast<size_t>(last), reserved);
@@ -205,8 +209,32 @@ void Connection::handle_read()
             break;
         }
     }
+    if (rma_ && !rma_after_read()) return;
     if (!deliver_input()) return;
     if (finished_ || closing_) return;
+    if (last == 0 && rma_) {
+        // The peer's transport ended: no answer to this side's RMA can come.
+        rma_->fail_all(errc::peer_closed, "the peer closed the connection");
+        run_rma_completions();
+        if (finished_ || closing_) return;
+        if (peer_eof_) { // after its end frame: the stream had ended already
+            reading_ = false;
+            update_interest();
+            return;
+        }
+    }
+    if (rma_ && rma_->peer_ended() && !peer_eof_ && last != 0) {
+        // The peer's end frame: its stream is over, its RMA goes on, so
+        // the transport keeps being read.
+        peer_eof_ = true;
+        if (on_eof_) {
+            CallbackScope scope(*this);
+            guarded("on_eof callback", [this] { on_eof_(*this); });
+        } else {
+            close_after_eof();
+        }
+        return;
+    }
     if (last == 0) {
         peer_ended();
     } else if (last < 0 && last != -EAGAIN) {
@@ -272,6 +300,13 @@ bool Connection::write(const void *data, size_t len)
 {
     if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return false;
     if (output_.size() + len > settings_.write_limit) return false;
+    if (rma_) {
+        if (output_.empty()) note_write_progress(); // the write timeout counts from here
+        rma_->frame_data(output_, data, len);
+        queued_output_changed();
+        push_output();
+        return true;
+    }
     const char *p = static_cast<const char *>(data);
     if (output_.empty() && len > 0) {
         // Nothing queued: hand it straight to the transport, queue the rest.
@@ -303,6 +338,13 @@ bool Connection::write(Buffer &data)
 {
     if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return false;
     if (output_.size() + data.size() > settings_.write_limit) return false;
+    if (rma_) {
+        if (output_.empty()) note_write_progress();
+        rma_->frame_data(output_, data);
+        queued_output_changed();
+        push_output();
+        return true;
+    }
     if (output_.empty() && !data.empty()) {
         // Nothing queued: writev the chunks now (an echo answers in this turn
         // of the loop, not the next), queue only what the transport left.
@@ -345,6 +387,7 @@ void Connection::flush()
 {
     if (!conn_) return;
     const tw_transport_ops &ops = transport_->ops();
+    if (rma_) rma_->pump(output_);
     while (!output_.empty()) {
         ssize_t w = writev_chunks(output_.raw());
         if (w == -EAGAIN) break;
@@ -355,6 +398,7 @@ void Connection::flush()
         }
         output_.drain(static_cast<size_t>(w));
         if (w > 0) note_write_progress();
+        if (rma_) rma_->pump(output_);
     }
     if (write_blocked_ && output_.size() <= settings_.write_low) {
         write_blocked_ = false;
@@ -393,6 +437,13 @@ void Connection::update_interest()
 void Connection::shutdown_write()
 {
     if (finished_ || closing_ || write_shut_ || shut_pending_) return;
+    if (rma_) {
+        // An end frame, not the transport's: RMA goes on both ways.
+        write_shut_ = true;
+        rma_->frame_end(output_);
+        push_output();
+        return;
+    }
     if (output_.empty()) {
         write_shut_ = true;
         transport_->ops().shutdown(conn_, SHUT_WR);
@@ -405,18 +456,29 @@ void Connection::close()
 {
     if (finished_ || closing_) return;
     closing_ = true;
+    if (rma_) rma_->drop_all(); // rule 5: exposures withdrawn, no RMA callback after close()
     if (output_.empty() || !established_) {
         finish(errc::closed_locally, 0, "closed", false, true);
         return;
     }
     update_interest();
     std::weak_ptr<Connection> weak = shared_from_this();
+    // The bound is on a stall, not on the whole drain: a peer that half-closed
+    // after its last request and reads its replies slowly still gets all of
+    // them; one that stops reading for shutdown_timeout_ms does not.
+    linger_progress_seen_ = write_progress_;
     linger_timer_ = std::make_unique<Timer>(*loop_, [weak] {
-        if (auto c = weak.lock())
-            c->finish(errc::timed_out, -ETIMEDOUT,
-                      "close: " + std::to_string(c->output_.size()) + " bytes not flushed within " +
-                          std::to_string(c->settings_.linger_ms) + " ms (shutdown_timeout_ms)",
-                      false, false);
+        auto c = weak.lock();
+        if (!c) return;
+        if (c->write_progress_ != c->linger_progress_seen_) {
+            c->linger_progress_seen_ = c->write_progress_;
+            c->linger_timer_->start(std::chrono::milliseconds(c->settings_.linger_ms));
+            return;
+        }
+        c->finish(errc::timed_out, -ETIMEDOUT,
+                  "close: " + std::to_string(c->output_.size()) + " bytes still queued after " +
+                      std::to_string(c->settings_.linger_ms) + " ms without the peer taking any (shutdown_timeout_ms)",
+                  false, false);
     });
     linger_timer_->start(std::chrono::milliseconds(settings_.linger_ms));
 }
@@ -425,6 +487,7 @@ void Connection::abort()
 {
     if (finished_) return;
     output_.clear();
+    if (rma_) rma_->drop_all();
     finish(errc::aborted, 0, "aborted", false, true);
 }
 
@@ -487,6 +550,11 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
     }
     if (linger_timer_) linger_timer_->stop();
     if (timeout_timer_) timeout_timer_->stop();
+    if (rma_) {
+        // Rule 6: what was in flight completes with the connection's error.
+        rma_->fail_all(code, "the connection ended: " + reason);
+        run_rma_completions();
+    }
     release_handlers();
     CloseHandler close_cb = std::move(on_close_);
     auto finished_cb = std::move(on_finished_);
@@ -500,6 +568,16 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
         if (loop_->post([self, close_cb, info] { self->run_close_callback(close_cb, info); })) return;
     }
     run_close_callback(close_cb, info);
+}
+
+void Connection::run_rma_completions()
+{
+    if (!rma_) return;
+    auto completions = rma_->take_completions();
+    if (completions.empty()) return;
+    CallbackScope scope(*this);
+    for (auto &fn : completions)
+        if (!guarded("RMA callback", fn)) break;
 }
 
 void Connection::run_close_callback(const CloseHandler &cb, const CloseInfo &info)

@@ -59,6 +59,7 @@ void Connection::note_read()
 
 void Connection::note_write_progress()
 {
+    ++write_progress_;
     if (settings_.write_timeout_ms || settings_.idle_timeout_ms) last_write_ns_ = monotonic_ns();
 }
 

@@ -79,6 +79,7 @@ void Connection::give_back_borrowed()
 ssize_t Connection::write_lent(size_t min_len, const FillHandler &fill)
 {
     if (finished_ || closing_ || write_shut_ || shut_pending_ || !established_) return -ENOTCONN;
+    if (rma_) return -EOPNOTSUPP; // the framed stream of the RMA emulation: bytes go out as frames
     if (!output_.empty()) return -EBUSY;
     const tw_transport_ops &ops = transport_->ops();
     tw_buf buf = TW_BUF_INIT;

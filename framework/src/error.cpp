@@ -36,6 +36,8 @@ public:
         case errc::transport_error: return "transport error";
         case errc::callback_threw: return "a callback threw";
         case errc::record_too_long: return "record longer than the maximum";
+        case errc::remote_access_refused: return "remote memory access refused";
+        case errc::rma_unavailable: return "remote memory access not enabled on this connection";
         }
         return "unknown twinwire error";
     }
@@ -82,6 +84,7 @@ std::error_code code_from_transport(int err) noexcept
     case EACCES:
     case EPERM: return errc::permission_denied;
     case TW_EPEERPROTO: return errc::protocol_mismatch;
+    case TW_EREMOTEACCESS: return errc::remote_access_refused;
     default: return errc::transport_error;
     }
 }

@@ -24,6 +24,11 @@ int stub_recv_buf_borrow(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 int stub_recv_buf_return(tw_conn *, tw_buf *, size_t) { return -EOPNOTSUPP; }
 int stub_ctrl(tw_transport *, tw_conn *, const char *, uint32_t, void *, size_t) { return -EOPNOTSUPP; }
 int stub_check_config(const tw_host *, char *, size_t) { return -EOPNOTSUPP; }
+int stub_rma_expose(tw_conn *, void *, size_t, uint32_t, tw_rma_exposure **, void *, size_t *) { return -EOPNOTSUPP; }
+int stub_rma_revoke(tw_rma_exposure *, tw_rma_cb, void *) { return -EOPNOTSUPP; }
+int stub_rma_post(tw_conn *, const tw_rma_request *) { return -EOPNOTSUPP; }
+int stub_rma_mem_get(tw_conn *, size_t, tw_buf *) { return -EOPNOTSUPP; }
+int stub_rma_mem_put(tw_conn *, tw_buf *) { return -EOPNOTSUPP; }
 
 template <class F> void fill(F &member, F stub)
 {
@@ -88,6 +93,9 @@ std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
         {TW_CAP_ZERO_COPY_SEND, "TW_CAP_ZERO_COPY_SEND", reinterpret_cast<const void *>(out->send_buf_submit), "send_buf_submit"},
         {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_borrow), "recv_buf_borrow"},
         {TW_CAP_ZERO_COPY_RECV, "TW_CAP_ZERO_COPY_RECV", reinterpret_cast<const void *>(out->recv_buf_return), "recv_buf_return"},
+        {TW_CAP_RMA, "TW_CAP_RMA", reinterpret_cast<const void *>(out->rma_expose), "rma_expose"},
+        {TW_CAP_RMA, "TW_CAP_RMA", reinterpret_cast<const void *>(out->rma_revoke), "rma_revoke"},
+        {TW_CAP_RMA, "TW_CAP_RMA", reinterpret_cast<const void *>(out->rma_post), "rma_post"},
     };
     for (const Claimed &c : claimed)
         if ((out->caps & c.cap) && !c.fn)
@@ -109,6 +117,12 @@ std::string normalise_ops(const tw_transport_ops *ops, tw_transport_ops *out)
     fill(out->recv_buf_return, stub_recv_buf_return);
     fill(out->ctrl, stub_ctrl);
     fill(out->check_config, stub_check_config);
+    // ABI 1.3.  A plugin of 1.2 or older has none of them: stubs.
+    fill(out->rma_expose, stub_rma_expose);
+    fill(out->rma_revoke, stub_rma_revoke);
+    fill(out->rma_post, stub_rma_post);
+    fill(out->rma_mem_get, stub_rma_mem_get);
+    fill(out->rma_mem_put, stub_rma_mem_put);
     return {};
 }
 

@@ -4,6 +4,7 @@
 // the cases are written once against the raw vtable.
 #pragma once
 
+#include <twinwire/config.hpp>
 #include <twinwire/transport.hpp>
 
 #include <sys/socket.h>
@@ -30,6 +31,14 @@ public:
     virtual std::optional<sockaddr_storage> silent_address(std::string *why) const = 0;
     /// Load and initialise the transport; nullptr with the reason in *why.
     virtual std::unique_ptr<Transport> create_transport(std::string *why) = 0;
+    /// A runtime configuration that selects this transport alone, for the
+    /// cases that need the framework above it (one-sided remote memory).
+    virtual Config runtime_config() const
+    {
+        Config config;
+        config.set("transport", name());
+        return config;
+    }
     /// The transport's own operations table, before the host filled the
     /// optional members it leaves out with stubs: which optional operations
     /// it really has.  Plugins: the table their entry point returned.

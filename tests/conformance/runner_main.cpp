@@ -90,6 +90,18 @@ public:
         return Transport::from_plugin(std::move(library), o_.config, why);
     }
     const std::string &path() const { return path_; }
+    Config runtime_config() const override
+    {
+        Config config = o_.config;
+        config.set("transport", name());
+        // A plugin given as a file: that file first, then where the others
+        // are (a wrapping plugin such as fault loads its inner one by name).
+        if (o_.plugin.find('/') != std::string::npos && !path_.empty() && config.plugin_path().empty()) {
+            const char *others = env_or_null("TWINWIRE_PLUGIN_PATH");
+            config.set("plugin_path", others ? path_ + ":" + others : path_);
+        }
+        return config;
+    }
 
 private:
     const Options &o_;
@@ -172,7 +184,7 @@ std::string caps_text(uint64_t caps)
     static const std::pair<uint64_t, const char *> names[] = {
         {TW_CAP_ZERO_COPY_SEND, "ZERO_COPY_SEND"}, {TW_CAP_ZERO_COPY_RECV, "ZERO_COPY_RECV"},
         {TW_CAP_IPV6, "IPV6"}, {TW_CAP_HALF_CLOSE, "HALF_CLOSE"}, {TW_CAP_PENDING_DATA, "PENDING_DATA"},
-        {TW_CAP_KERNEL_BYPASS, "KERNEL_BYPASS"}, {TW_CAP_BUSY_POLL, "BUSY_POLL"}};
+        {TW_CAP_KERNEL_BYPASS, "KERNEL_BYPASS"}, {TW_CAP_BUSY_POLL, "BUSY_POLL"}, {TW_CAP_RMA, "RMA"}};
     std::string out;
     for (const auto &[bit, name] : names)
         if (caps & bit) out += (out.empty() ? "" : " ") + std::string(name);

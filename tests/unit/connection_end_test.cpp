@@ -159,3 +159,107 @@ TEST_CASE("an exception thrown by an accept handler or a timer is logged and the
         timer_logged |= line.text.find("timer failed on purpose") != std::string::npos;
     CHECK(timer_logged);
 }
+
+namespace {
+
+// A peer that half-closes after its request, then reads the reply slowly:
+// a small receive window and a pause between reads, so the server's close()
+// has megabytes still queued and drains them for longer than
+// shutdown_timeout_ms while making progress all the time.  (The kernel wakes
+// a writer when a third of its send buffer, at most 4 MiB, is free: the pace
+// keeps those wake-ups well inside the timeout.)
+std::string read_slowly_after_request(uint16_t port, size_t per_read, std::chrono::milliseconds pause)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int small = 64 * 1024;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string got;
+    if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 && ::send(fd, "go", 2, MSG_NOSIGNAL) == 2) {
+        ::shutdown(fd, SHUT_WR);
+        std::string buf(per_read, '\0');
+        for (;;) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, 5000) <= 0) break;
+            ssize_t n = ::recv(fd, &buf[0], buf.size(), 0);
+            if (n <= 0) break;
+            got.append(buf.data(), static_cast<size_t>(n));
+            std::this_thread::sleep_for(pause);
+        }
+    }
+    ::close(fd);
+    return got;
+}
+
+} // namespace
+
+TEST_CASE("close() keeps flushing to a peer that reads slowly but steadily for longer than shutdown_timeout_ms",
+          "[connection]")
+{
+    // The reproduction of issue 10's lost replies: a peer that half-closed
+    // after its last request and then read at its own pace lost the replies
+    // still queued when shutdown_timeout_ms ran out, although it never
+    // stopped reading.  The bound is on a stall, not on a slow reader.
+    Config config = tcp_config(1);
+    config.set("shutdown_timeout_ms", "500");
+    Runtime rt(config);
+    rt.start();
+    const size_t reply_size = 32u << 20;
+    CloseInfo server_end;
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        c->on_data([](Connection &, Buffer &in) { in.drain(in.size()); });
+        c->on_eof([reply_size](Connection &conn) {
+            std::string reply(reply_size, 'r');
+            for (size_t i = 0; i < reply.size(); i += 4096) reply[i] = static_cast<char>('a' + (i / 4096) % 26);
+            conn.write(reply);
+            conn.close();
+        });
+        c->on_close([&](Connection &, const CloseInfo &info) { server_end = info; });
+    });
+    std::string got;
+    auto started = std::chrono::steady_clock::now();
+    serve_while(rt, [&] { got = read_slowly_after_request(listener->port(), 64 * 1024, 4ms); });
+    auto took = std::chrono::steady_clock::now() - started;
+    INFO("the reader took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                            << " ms; the server ended with: " << server_end.reason);
+    // The case means something only if the drain outlasted the timeout.
+    CHECK(took > 2 * 500ms);
+    REQUIRE(got.size() == reply_size);
+    size_t wrong = 0;
+    for (size_t i = 0; i < got.size(); i += 4096) wrong += got[i] != static_cast<char>('a' + (i / 4096) % 26);
+    CHECK(wrong == 0);
+    CHECK(server_end.error == 0);
+}
+
+TEST_CASE("close() still gives up after shutdown_timeout_ms on a peer that stopped reading", "[connection]")
+{
+    Config config = tcp_config(1);
+    config.set("shutdown_timeout_ms", "200");
+    Runtime rt(config);
+    rt.start();
+    CloseInfo server_end;
+    std::atomic<bool> ended{false};
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        c->on_data([](Connection &conn, Buffer &in) {
+            in.drain(in.size());
+            conn.write(std::string(32u << 20, 'x')); // more than the kernel's buffers take
+            conn.close();
+        });
+        c->on_close([&](Connection &, const CloseInfo &info) {
+            server_end = info;
+            ended = true;
+        });
+    });
+    serve_while(rt, [&] {
+        SocketClient client(listener->port());
+        client.send_all("go");
+        // Never read: after the timeout the server ends the connection.
+        for (int i = 0; i < 100 && !ended; ++i) std::this_thread::sleep_for(20ms);
+    });
+    REQUIRE(ended);
+    CHECK(server_end.code == errc::timed_out);
+    CHECK(server_end.reason.find("shutdown_timeout_ms") != std::string::npos);
+}

@@ -11,6 +11,7 @@
 #include "plugins/future_plugin.h"
 
 #include <twinwire/loop.hpp>
+#include <twinwire/runtime.hpp>
 #include <twinwire/transport.hpp>
 
 #include <catch2/catch.hpp>
@@ -395,4 +396,68 @@ TEST_CASE("a member is present only when the whole of it fits in size, as abi.h 
     CHECK(TW_HOST_SIZE_V1 == at);
     host.size = TW_HOST_SIZE_V1;
     CHECK(TW_HAS_MEMBER(&host, tw_host, in_loop_thread));
+}
+
+TEST_CASE("a plugin built against the ABI 1.2 headers loads: its vtable ends before the 1.3 RMA members, which get "
+          "the host's stubs",
+          "[growth]")
+{
+    PluginLoadReport report;
+    auto lib = PluginLibrary::open_file(env_path("TW_TEST_PLUGIN_ABI_1_2"), &report);
+    INFO(report.reason);
+    REQUIRE(lib);
+    CHECK(lib->info().abi_minor == 2);
+    CHECK(lib->info().ops->size == 296); // TW_TRANSPORT_OPS_SIZE_V1: 1.2 did not grow the vtable
+    CHECK(lib->ops().size == sizeof(tw_transport_ops));
+    CHECK_FALSE(lib->ops().caps & TW_CAP_RMA);
+    CHECK(lib->ops().rma_post(nullptr, nullptr) == -EOPNOTSUPP);
+    CHECK(lib->ops().rma_expose(nullptr, nullptr, 0, 0, nullptr, nullptr, nullptr) == -EOPNOTSUPP);
+}
+
+TEST_CASE("a plugin built against the ABI 1.2 headers serves a stream, and RMA over it through the host's emulation",
+          "[growth]")
+{
+    Config config;
+    config.set("transport", "abi12");
+    config.set("plugin_path", env_path("TW_TEST_PLUGIN_ABI_1_2"));
+    config.set("threads", "1");
+    Runtime rt(config);
+    rt.start();
+    std::string memory(100000, '\0');
+    for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<char>(i * 7);
+    RmaExposurePtr exposure;
+    auto listener = rt.listen({"127.0.0.1", 0}, [&](const ConnectionPtr &c) {
+        REQUIRE(c->enable_rma());
+        exposure = c->expose(&memory[0], memory.size(), RmaAccess::read);
+        REQUIRE(exposure);
+        c->write(std::string(1, static_cast<char>(exposure->descriptor().size())) + exposure->descriptor());
+        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); }); // and an echo
+    });
+    std::string transport, read_back(memory.size(), 'x'), echoed;
+    std::error_code status{make_error_code(errc::transport_error)};
+    rt.connect(ConnectOptions("127.0.0.1", listener->port()), [&](const ConnectionPtr &c, const ConnectError &) {
+        REQUIRE(c);
+        transport = c->transport_name();
+        REQUIRE(c->enable_rma());
+        c->read_exactly(1, [&](Connection &conn, std::string len) {
+            conn.read_exactly(static_cast<unsigned char>(len[0]), [&](Connection &conn2, std::string desc) {
+                REQUIRE_FALSE(conn2.rma_read(desc, 0, &read_back[0], read_back.size(),
+                                             [&](std::error_code st, const std::string &) {
+                                                 status = st;
+                                                 conn2.write("ping");
+                                             }));
+                conn2.on_data([&](Connection &, Buffer &in) {
+                    echoed += in.take(in.size());
+                    if (echoed == "ping") rt.stop(false);
+                });
+            });
+        });
+    });
+    Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
+    watchdog.start(std::chrono::seconds(30));
+    rt.run();
+    CHECK(transport == "abi12");
+    CHECK_FALSE(status);
+    CHECK(read_back == memory);
+    CHECK(echoed == "ping");
 }

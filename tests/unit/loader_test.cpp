@@ -137,6 +137,12 @@ TEST_CASE("a plugin claiming a capability without its operation: reason names bo
                                  "claims TW_CAP_HALF_CLOSE without the operation 'shutdown'");
 }
 
+TEST_CASE("a plugin claiming TW_CAP_RMA without rma_post is refused, naming the operation", "[loader][growth]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_RMA_NO_POST"),
+                                 "claims TW_CAP_RMA without the operation 'rma_post'");
+}
+
 TEST_CASE("an operations table smaller than ABI 1.0's is refused, naming both sizes", "[loader][growth]")
 {
     check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_SMALL_OPS"),
@@ -162,6 +168,13 @@ TEST_CASE("a plugin whose init refuses: reason is the plugin's own", "[loader]")
 {
     check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_INIT_REFUSES"),
                                  "RDMA plugin refused: test plugin: no device here (no usable device)");
+}
+
+TEST_CASE("a plugin that asks the host's transport_ops for its own name gets -ELOOP, no table and the reason",
+          "[loader]")
+{
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_WRAPS_ITSELF"),
+                                 "transport_ops(own name) = -ELOOP, table NULL: transport 'rdma' cannot wrap itself");
 }
 
 TEST_CASE("a relative plugin path is never tried (no loading from the working directory)", "[loader]")

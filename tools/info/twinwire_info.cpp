@@ -53,6 +53,7 @@ std::vector<std::string> caps_names(uint64_t caps)
         {TW_CAP_IPV6, "ipv6"},                     {TW_CAP_HALF_CLOSE, "half-close"},
         {TW_CAP_PENDING_DATA, "pending-data"},     {TW_CAP_KERNEL_BYPASS, "kernel-bypass"},
         {TW_CAP_BUSY_POLL, "busy-poll"},
+        {TW_CAP_RMA, "rma"},
     };
     std::vector<std::string> names;
     for (const auto &k : known)

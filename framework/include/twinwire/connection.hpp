@@ -6,6 +6,7 @@
 
 #include <twinwire/buffer.hpp>
 #include <twinwire/error.hpp>
+#include <twinwire/rma.hpp>
 #include <twinwire/transport.h>
 
 #include <chrono>
@@ -21,6 +22,9 @@ class Loop;
 class Timer;
 class Transport;
 struct ConnectionAccess;
+namespace rma {
+class Link;
+}
 
 /// Why a connection ended.
 struct TW_API CloseInfo {
@@ -29,9 +33,11 @@ struct TW_API CloseInfo {
     bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
     /// What to branch on: errc::closed_locally (close(), the runtime
     /// stopping), errc::aborted (abort()), errc::peer_closed (end of
-    /// stream), errc::peer_reset, errc::timed_out (output not flushed in
-    /// time, a dead peer, a read/write/idle timeout), errc::record_too_long
-    /// (read_until's maximum), errc::callback_threw, errc::transport_error, or
+    /// stream), errc::peer_reset, errc::timed_out (after close(), the
+    /// peer took no output for shutdown_timeout_ms; a dead peer; a
+    /// read/write/idle timeout), errc::record_too_long (read_until's
+    /// maximum), errc::callback_threw, errc::transport_error,
+    /// errc::protocol_mismatch (RMA enabled on one end only), or
     /// for a connect that failed its handshake the connect codes.
     std::error_code code;
 };
@@ -123,7 +129,7 @@ public:
     /// then on, and borrowing() turns false.
     void on_borrowed_data(BorrowedDataHandler handler);
     /// A borrowed-data handler is set and the transport has not refused it.
-    bool borrowing() const { return static_cast<bool>(on_borrowed_) && !borrow_refused_; }
+    bool borrowing() const { return static_cast<bool>(on_borrowed_) && !borrow_refused_ && !rma_; }
 
     /// Deliver the input up to and including the next `delimiter` (not
     /// empty) to `handler`, once.  More than `max_bytes` (delimiter
@@ -161,7 +167,8 @@ public:
 
     /// Send end-of-stream after the queued output (half-close); reading goes on.
     void shutdown_write();
-    /// Flush the queued output (at most shutdown_timeout_ms), then close.
+    /// Flush the queued output, then close.  A peer that reads slowly gets
+    /// all of it; one that takes nothing for shutdown_timeout_ms is cut off.
     /// No on_data runs after this call; on_close runs when it is done.
     void close();
     /// Close now and drop the queued output.
@@ -190,12 +197,40 @@ public:
     void set_context(std::shared_ptr<void> context) { context_ = std::move(context); }
     template <class T> T *context() const { return static_cast<T *>(context_.get()); }
 
+    /// One-sided remote memory (docs/rma.md).  Enable it on BOTH ends first
+    /// thing in the accept and connect handlers, before any byte is written
+    /// or read: on a transport without native RMA the stream is then framed
+    /// (a peer that did not enable it ends the connection with
+    /// errc::protocol_mismatch).  False, with why, when it is too late, the
+    /// connection is not open, or it was enabled before.
+    bool enable_rma(std::string *why = nullptr);
+    bool rma_enabled() const { return static_cast<bool>(rma_); }
+    /// Expose [data, data + len) to this connection's peer for `access`.
+    /// nullptr, with why, when RMA is not enabled, the connection is not
+    /// open, or len is 0.  See RmaExposure for the memory's lifetime.
+    RmaExposurePtr expose(void *data, size_t len, RmaAccess access, std::string *why = nullptr);
+    /// Read `len` bytes at `offset` of the peer's exposure named by
+    /// `descriptor` into `local` (valid until `done` runs).  An empty code:
+    /// `done` runs later on this loop with the outcome.  Otherwise nothing
+    /// started and `done` never runs: errc::rma_unavailable,
+    /// std::errc::invalid_argument (not a descriptor, len 0, past its end),
+    /// errc::remote_access_refused (a mode the descriptor does not allow),
+    /// std::errc::resource_unavailable_try_again (too many in flight),
+    /// errc::closed_locally (the connection is closing or closed).
+    std::error_code rma_read(std::string_view descriptor, uint64_t offset, void *local, size_t len, RmaCallback done,
+                             std::string *why = nullptr);
+    /// Write `len` bytes of `local` (valid until `done` runs) at `offset` of
+    /// the peer's exposure; as rma_read.
+    std::error_code rma_write(std::string_view descriptor, uint64_t offset, const void *local, size_t len,
+                              RmaCallback done, std::string *why = nullptr);
+
     /// The raw transport connection, for the zero-copy API (nullptr when closed).
     tw_conn *raw() const { return conn_; }
     const tw_transport_ops &ops() const;
 
 private:
     friend struct ConnectionAccess;
+    friend class RmaExposure;
     struct Settings {
         size_t read_size;
         size_t write_limit;
@@ -248,6 +283,17 @@ private:
     void update_interest();
     void release_handlers();
     std::string error_text(const char *call, int err) const;
+    /// Write what output_ holds (RMA chunks pumped in as it drains) without
+    /// running callbacks; asks for TW_EV_WRITE for the rest.
+    void push_output();
+    /// After a read with RMA on: frames to input_, RMA answered, callbacks
+    /// run.  False when the connection finished.
+    bool rma_after_read();
+    void run_rma_completions();
+    std::error_code rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local, size_t len,
+                             RmaCallback done, std::string *why);
+    bool rma_revoke(uint64_t id, std::function<void()> done);
+    bool rma_exposed(uint64_t id) const;
     struct CallbackScope {
         explicit CallbackScope(Connection &c);
         ~CallbackScope();
@@ -273,6 +319,8 @@ private:
     std::unique_ptr<Timer> timeout_timer_;
     uint64_t last_read_ns_ = 0;
     uint64_t last_write_ns_ = 0;
+    uint64_t write_progress_ = 0;       ///< counts writes that moved bytes (close()'s stall check)
+    uint64_t linger_progress_seen_ = 0; ///< write_progress_ when the linger timer last looked
     bool write_blocked_ = false;
     bool delivering_ = false;
     Established on_established_;                  ///< handshake outcome (framework)
@@ -293,6 +341,8 @@ private:
     bool release_pending_ = false;
     int callback_depth_ = 0;
     size_t reserve_ = 0; ///< bytes the next read reserves (adapts to what reads bring)
+    bool read_any_ = false;      ///< a byte was read (enable_rma must come before)
+    std::unique_ptr<rma::Link> rma_; ///< the RMA emulation, once enabled
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;

@@ -47,6 +47,9 @@ enum class errc {
     transport_error,        ///< any other failure the transport reported (CloseInfo::error has it)
     callback_threw,         ///< an application callback threw: the connection was closed
     record_too_long,        ///< read_until: no delimiter within the maximum asked for
+    // One-sided remote memory (rma.hpp).
+    remote_access_refused,  ///< the peer refused an access: bounds, mode, revoked, another connection's
+    rma_unavailable,        ///< RMA is not enabled on this connection (enable_rma on both ends)
 };
 
 /// The category of errc ("twinwire").

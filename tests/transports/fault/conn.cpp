@@ -263,6 +263,15 @@ size_t take(tw_conn *c, char *buf, size_t len, uint64_t now)
     return got;
 }
 
+constexpr size_t kStageLimit = 256 * 1024; // readv/writev stage at most this much per call
+
+size_t len_of(const struct iovec *iov, int iovcnt)
+{
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+    return total;
+}
+
 size_t read_cap(tw_conn *c, size_t len)
 {
     uint64_t max = c->targeted ? settings(c).max_read : 0;
@@ -457,9 +466,16 @@ extern "C" ssize_t fault_read(tw_conn *c, void *buf, size_t len)
             if (cap < len && c->rxq.ready(now))
                 note(c, kShortReads, "read %llu: %zu of %zu bytes", static_cast<unsigned long long>(c->reads), got, len);
             inner_set(c);
+            // The next held chunk's time may not have a timer yet (the one
+            // that delivered this one was armed while it was due): arm it,
+            // or nothing wakes the loop when that chunk becomes due.
+            schedule(c);
             return static_cast<ssize_t>(got);
         }
-        if (!c->rxq.chunks.empty()) return -EAGAIN;
+        if (!c->rxq.chunks.empty()) {
+            schedule(c);
+            return -EAGAIN;
+        }
         if (c->error) return c->error;
         if (c->rx_error) return c->rx_error;
         if (c->rx_eof) return 0;
@@ -476,9 +492,10 @@ extern "C" ssize_t fault_read(tw_conn *c, void *buf, size_t len)
 extern "C" ssize_t fault_readv(tw_conn *c, const struct iovec *iov, int iovcnt)
 {
     if (!c->targeted && c->inner && c->rxq.chunks.empty()) return inner_ops(c).readv(c->inner, iov, iovcnt);
-    size_t total = 0;
-    for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
-    std::string tmp(std::min<size_t>(total, 256 * 1024), '\0');
+    size_t total = len_of(iov, iovcnt);
+    // Stage only what one read may return (fault.max_read), not 256 KiB per
+    // call: a 700-byte read must not cost a 256 KiB buffer.
+    std::string tmp(read_cap(c, std::min<size_t>(total, kStageLimit)), '\0');
     ssize_t r = fault_read(c, &tmp[0], tmp.size());
     if (r <= 0) return r;
     size_t off = 0;
@@ -570,13 +587,13 @@ extern "C" ssize_t fault_write(tw_conn *c, const void *buf, size_t len)
 extern "C" ssize_t fault_writev(tw_conn *c, const struct iovec *iov, int iovcnt)
 {
     if (!c->targeted && c->inner && !c->error) return inner_ops(c).writev(c->inner, iov, iovcnt);
-    size_t total = 0;
-    for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+    // Stage only what one write may take (fault.max_write), not 256 KiB per call.
+    size_t limit = kStageLimit;
+    if (c->targeted && settings(c).max_write) limit = std::min<size_t>(limit, settings(c).max_write);
     std::string tmp;
-    tmp.reserve(std::min<size_t>(total, 256 * 1024));
-    for (int i = 0; i < iovcnt && tmp.size() < 256 * 1024; ++i)
-        tmp.append(static_cast<const char *>(iov[i].iov_base),
-                   std::min(iov[i].iov_len, 256 * 1024 - tmp.size()));
+    tmp.reserve(std::min(len_of(iov, iovcnt), limit));
+    for (int i = 0; i < iovcnt && tmp.size() < limit; ++i)
+        tmp.append(static_cast<const char *>(iov[i].iov_base), std::min(iov[i].iov_len, limit - tmp.size()));
     return fault_write(c, tmp.data(), tmp.size());
 }
 
@@ -746,5 +763,6 @@ extern "C" int fault_recv_buf_return(tw_conn *c, struct tw_buf *buf, size_t cons
     c->rxq.bytes -= consumed;
     if (head.off == head.data.size()) c->rxq.chunks.pop_front();
     inner_set(c);
+    schedule(c); // as after a read: the next held chunk needs its timer
     return 0;
 }

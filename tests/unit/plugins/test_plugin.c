@@ -17,6 +17,10 @@
  *   VARIANT_SMALL_OPS      an operations table 8 bytes short of ABI 1.0's
  *   VARIANT_SMALL_INFO     a plugin info 8 bytes short of ABI 1.0's
  *   VARIANT_HALF_CLOSE_NO_SHUTDOWN  claims TW_CAP_HALF_CLOSE without 'shutdown'
+ *   VARIANT_RMA_NO_POST    claims TW_CAP_RMA (ABI 1.3) with rma_expose and rma_revoke
+ *                          but without rma_post
+ *   VARIANT_WRAPS_ITSELF   init asks the host's transport_ops for its own name
+ *                          and refuses with what it got (-ELOOP and the reason)
  * None of them moves data: the loader never gets that far with them, except
  * the init variants, whose init is the point.
  */
@@ -44,6 +48,13 @@ static int t_init(const struct tw_host *host, tw_transport **out, char *why, siz
     return -TW_ENODEVICE;
 #elif defined(VARIANT_INIT_NO_HANDLE)
     return 0;
+#elif defined(VARIANT_WRAPS_ITSELF)
+    const struct tw_transport_ops *inner = NULL;
+    char reason[200] = "";
+    int rc = host->transport_ops(host, "rdma", &inner, reason, sizeof reason);
+    snprintf(why, why_len, "transport_ops(own name) = %s, table %s: %s", rc == -ELOOP ? "-ELOOP" : "not -ELOOP",
+             inner ? "set" : "NULL", reason);
+    return rc < 0 ? rc : -TW_ENODEVICE;
 #elif defined(VARIANT_CRASH_IN_INIT)
     raise(SIGSEGV);
     return -TW_ENODEVICE;
@@ -88,6 +99,15 @@ static void t_close(tw_conn *c) { (void)c; }
 static int t_get_error(tw_conn *c) { (void)c; return 0; }
 static const char *t_last_error(tw_conn *c) { (void)c; return ""; }
 
+#ifdef VARIANT_RMA_NO_POST
+static int t_rma_expose(tw_conn *c, void *a, size_t n, uint32_t m, tw_rma_exposure **o, void *d, size_t *dl)
+{
+    (void)c; (void)a; (void)n; (void)m; (void)o; (void)d; (void)dl;
+    return -ENOTSUP;
+}
+static int t_rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg) { (void)e; (void)cb; (void)arg; return -ENOTSUP; }
+#endif
+
 static const struct tw_transport_ops t_ops = {
 #ifdef VARIANT_SMALL_OPS
     .size = TW_TRANSPORT_OPS_SIZE_V1 - 8,
@@ -99,6 +119,11 @@ static const struct tw_transport_ops t_ops = {
     .description = "loader test plugin",
 #ifdef VARIANT_HALF_CLOSE_NO_SHUTDOWN
     .caps = TW_CAP_HALF_CLOSE,
+#endif
+#ifdef VARIANT_RMA_NO_POST
+    .caps = TW_CAP_RMA,
+    .rma_expose = t_rma_expose,
+    .rma_revoke = t_rma_revoke,
 #endif
     .init = t_init,
     .fini = t_fini,

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// One-sided remote memory on a connection (docs/rma.md): expose a buffer to
+// the connection's peer, read or write the peer's exposures, revoke.
+#pragma once
+
+#include <twinwire/export.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+
+namespace twinwire {
+
+class Connection;
+class Loop;
+
+/// What the peer may do with an exposure.
+enum class RmaAccess : uint32_t {
+    read = 1,       ///< TW_RMA_READ: the peer may read it
+    write = 2,      ///< TW_RMA_WRITE: the peer may write it
+    read_write = 3, ///< both
+};
+
+/// The outcome of rma_read / rma_write: an empty code when every byte moved,
+/// else errc::remote_access_refused (bounds, mode, revoked, not this
+/// connection's), the connection's error, ...; `reason` says which in one line.
+using RmaCallback = std::function<void(std::error_code status, const std::string &reason)>;
+
+/**
+ * Memory exposed to one connection's peer (Connection::expose).  Send
+ * descriptor() to the peer in your own protocol; it reads or writes the
+ * memory with it on the same connection, and nowhere else.
+ *
+ * The memory must stay valid and is the peer's to access until the
+ * revocation is done: revoke()'s callback ran, or the connection closed.
+ * Dropping the last reference revokes too.  Use it on the connection's loop.
+ */
+class TW_API RmaExposure {
+public:
+    ~RmaExposure();
+    RmaExposure(const RmaExposure &) = delete;
+    RmaExposure &operator=(const RmaExposure &) = delete;
+
+    /// The bytes to hand the peer (at most 64).
+    const std::string &descriptor() const { return descriptor_; }
+    void *data() const { return data_; }
+    size_t size() const { return size_; }
+    RmaAccess access() const { return access_; }
+    /// Not revoked, and its connection still open.
+    bool active() const;
+    /// Withdraw it: from this call on no new access succeeds; `done` runs on
+    /// the connection's loop (never inside this call) once the accesses in
+    /// flight were completed or cut off: the memory is the application's
+    /// again.  False (nothing done) when it was revoked before.
+    bool revoke(std::function<void()> done = {});
+
+private:
+    friend class Connection;
+    RmaExposure(std::weak_ptr<Connection> conn, Loop *loop, uint64_t id, void *data, size_t size, RmaAccess access,
+                std::string descriptor);
+
+    std::weak_ptr<Connection> conn_;
+    Loop *loop_;
+    uint64_t id_;
+    void *data_;
+    size_t size_;
+    RmaAccess access_;
+    std::string descriptor_;
+    bool revoked_ = false;
+};
+
+using RmaExposurePtr = std::shared_ptr<RmaExposure>;
+
+} // namespace twinwire

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+// One-sided remote memory on a connection (docs/rma.md).  Every transport
+// gets the host's emulation over its stream (rma_link.hpp): the exposing
+// side checks bounds, mode and revocation before touching its memory.
+#include "rma_link.hpp"
+
+#include <twinwire/connection.hpp>
+#include <twinwire/loop.hpp>
+#include <twinwire/transport.hpp>
+
+#include <cerrno>
+
+namespace twinwire {
+namespace {
+
+void set_why(std::string *why, const std::string &text)
+{
+    if (why) *why = text;
+}
+
+} // namespace
+
+bool Connection::enable_rma(std::string *why)
+{
+    if (rma_) return set_why(why, "RMA is already enabled on this connection"), false;
+    if (!established_ || finished_ || closing_) return set_why(why, "the connection is not open"), false;
+    if (read_any_ || write_progress_ || !output_.empty() || !input_.empty())
+        return set_why(why, "bytes have already moved on this connection: enable RMA before the first write or read "
+                            "(first thing in the accept or connect handler, on both ends)"),
+               false;
+    rma_ = std::make_unique<rma::Link>();
+    rma_->hello(output_);
+    push_output();
+    return true;
+}
+
+RmaExposurePtr Connection::expose(void *data, size_t len, RmaAccess access, std::string *why)
+{
+    if (!rma_) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), nullptr;
+    if (finished_ || closing_) return set_why(why, "the connection is closing or closed"), nullptr;
+    uint32_t bits = static_cast<uint32_t>(access);
+    if (!data || !len || !bits || (bits & ~uint32_t(TW_RMA_READ | TW_RMA_WRITE)))
+        return set_why(why, !data ? "no memory to expose" : !len ? "an empty exposure" : "an unknown access mode"),
+               nullptr;
+    std::string descriptor;
+    uint64_t id = rma_->expose(data, len, bits, &descriptor);
+    return RmaExposurePtr(new RmaExposure(shared_from_this(), loop_, id, data, len, access, std::move(descriptor)));
+}
+
+std::error_code Connection::rma_read(std::string_view descriptor, uint64_t offset, void *local, size_t len,
+                                     RmaCallback done, std::string *why)
+{
+    return rma_post(TW_RMA_OP_READ, descriptor, offset, local, len, std::move(done), why);
+}
+
+std::error_code Connection::rma_write(std::string_view descriptor, uint64_t offset, const void *local, size_t len,
+                                      RmaCallback done, std::string *why)
+{
+    // The emulation only reads `local` for a write.
+    return rma_post(TW_RMA_OP_WRITE, descriptor, offset, const_cast<void *>(local), len, std::move(done), why);
+}
+
+std::error_code Connection::rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local,
+                                     size_t len, RmaCallback done, std::string *why)
+{
+    if (!rma_) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), errc::rma_unavailable;
+    if (finished_ || closing_) return set_why(why, "the connection is closing or closed"), errc::closed_locally;
+    std::string reason;
+    int rc = rma_->post(op, std::string(descriptor), offset, local, len, std::move(done), &reason);
+    if (rc < 0) {
+        set_why(why, reason);
+        if (rc == -EAGAIN) return std::make_error_code(std::errc::resource_unavailable_try_again);
+        if (rc == -EINVAL) return std::make_error_code(std::errc::invalid_argument);
+        return code_from_transport(rc);
+    }
+    push_output();
+    return {};
+}
+
+bool Connection::rma_revoke(uint64_t id, std::function<void()> done)
+{
+    if (rma_) rma_->revoke(id);
+    if (!done) return true;
+    // The emulation copies what it sends at once and checks every access
+    // when it arrives: nothing touches the memory after this call returns.
+    // The callback still runs from the loop, never inside revoke().
+    return loop_->post(std::move(done));
+}
+
+bool Connection::rma_exposed(uint64_t id) const { return rma_ && !finished_ && !closing_ && rma_->exposed(id); }
+
+void Connection::push_output()
+{
+    if (!conn_ || finished_) return;
+    if (rma_) rma_->pump(output_);
+    while (!output_.empty()) {
+        ssize_t w = writev_chunks(output_.raw());
+        if (w == -EAGAIN) break;
+        if (w < 0) {
+            int err = static_cast<int>(w);
+            std::weak_ptr<Connection> weak = shared_from_this();
+            // Never finish (and run on_close) inside the caller's write().
+            loop_->post([weak, err] {
+                if (auto c = weak.lock())
+                    c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
+            });
+            return;
+        }
+        output_.drain(static_cast<size_t>(w));
+        if (w > 0) note_write_progress();
+        if (rma_) rma_->pump(output_);
+    }
+    if (!output_.empty() && !want_write_) {
+        want_write_ = true;
+        update_interest();
+    }
+}
+
+bool Connection::rma_after_read()
+{
+    std::string why;
+    if (!rma_->demux(input_, output_, &why)) {
+        finish(errc::protocol_mismatch, -EPROTO, "RMA: " + why, true, false);
+        return false;
+    }
+    run_rma_completions();
+    if (finished_) return false;
+    if (!output_.empty() || rma_->has_work()) push_output();
+    return !finished_;
+}
+
+RmaExposure::RmaExposure(std::weak_ptr<Connection> conn, Loop *loop, uint64_t id, void *data, size_t size,
+                         RmaAccess access, std::string descriptor)
+    : conn_(std::move(conn)), loop_(loop), id_(id), data_(data), size_(size), access_(access),
+      descriptor_(std::move(descriptor))
+{
+}
+
+RmaExposure::~RmaExposure()
+{
+    if (revoked_) return;
+    if (auto c = conn_.lock()) c->rma_revoke(id_, {});
+}
+
+bool RmaExposure::active() const
+{
+    auto c = conn_.lock();
+    return !revoked_ && c && c->rma_exposed(id_);
+}
+
+bool RmaExposure::revoke(std::function<void()> done)
+{
+    if (revoked_) return false;
+    revoked_ = true;
+    if (auto c = conn_.lock()) return c->rma_revoke(id_, std::move(done)), true;
+    // The connection is gone, and its exposures with it (rule 6).  A loop
+    // that no longer runs tasks leaves nothing to wait for.
+    if (done && !loop_->post(done)) done();
+    return true;
+}
+
+} // namespace twinwire
