@@ -211,6 +211,10 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
         INFO(p.client.last_error);
         REQUIRE(p.env.run_until([&] { return p.client.errors > 0; }));
         CHECK(p.client.last_error.find("RDMA_WRITE (rma_post): remote access error") != std::string::npos);
+        // The exposing end sees its connection end; revoke still releases
+        // the exposure, with 0 and without a verb (rule 6).
+        REQUIRE(p.env.run_until([&] { return p.accepted.errors > 0 || p.accepted.eof; }));
+        revoke(p.env, p.accepted, x);
     }
     SECTION("before the start")
     {
@@ -220,22 +224,17 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
         set_field(forged, kAddr, 8, field(forged, kAddr, 8) - 64);
         CHECK(transfer(p.env, p.client, TW_RMA_OP_READ, forged, 0, local.data(), 128) == -TW_EREMOTEACCESS);
     }
-    SECTION("a write to a read-only exposure")
+    SECTION("a mode not exposed: a write to a read-only exposure, a read of a write-only one")
     {
-        Pair p;
-        Exposed x = expose(p.accepted, exposed, 4096, TW_RMA_READ);
-        std::vector<uint8_t> forged = x.desc;
-        set_field(forged, kAccess, 1, TW_RMA_READ | TW_RMA_WRITE);
-        CHECK(transfer(p.env, p.client, TW_RMA_OP_WRITE, forged, 0, local.data(), 64) == -TW_EREMOTEACCESS);
-    }
-    SECTION("a read of a write-only exposure")
-    {
-        Pair p;
-        Exposed x = expose(p.accepted, exposed, 4096, TW_RMA_WRITE);
-        std::vector<uint8_t> forged = x.desc;
-        set_field(forged, kAccess, 1, TW_RMA_READ | TW_RMA_WRITE);
-        CHECK(transfer(p.env, p.client, TW_RMA_OP_READ, forged, 0, local.data(), 64) == -TW_EREMOTEACCESS);
-        CHECK(local[0] == 0x77);
+        for (uint32_t exposed_for : {uint32_t(TW_RMA_READ), uint32_t(TW_RMA_WRITE)}) {
+            Pair p;
+            Exposed x = expose(p.accepted, exposed, 4096, exposed_for);
+            std::vector<uint8_t> forged = x.desc;
+            set_field(forged, kAccess, 1, TW_RMA_READ | TW_RMA_WRITE);
+            uint32_t op = exposed_for == TW_RMA_READ ? TW_RMA_OP_WRITE : TW_RMA_OP_READ;
+            CHECK(transfer(p.env, p.client, op, forged, 0, local.data(), 64) == -TW_EREMOTEACCESS);
+            CHECK(local[0] == 0x77);
+        }
     }
     for (uint8_t b : memory) REQUIRE(b == 0x11);
 }
@@ -372,8 +371,8 @@ TEST_CASE("RMA interleaves with the byte stream: a write's callback announces it
     CHECK_FALSE(p.client.failed());
 }
 
-TEST_CASE("close with RMA in flight runs no callback afterwards and leaves the peer's windows refusing; a forked "
-          "child gets TW_EFORKED from rma_expose",
+TEST_CASE("close with RDMA READs in flight returns and runs none of their callbacks afterwards; a forked child gets "
+          "TW_EFORKED from rma_expose",
           "[rdma][rma]")
 {
     use_settings({});
