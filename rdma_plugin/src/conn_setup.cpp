@@ -5,6 +5,7 @@
 #include "core.hpp"
 
 #include "report.hpp"
+#include "rma.hpp"
 
 #include <arpa/inet.h>
 
@@ -64,8 +65,11 @@ rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
     rdma_conn_param p{};
     p.private_data = pdata;
     p.private_data_len = plen;
-    p.responder_resources = 0; // no RDMA READ either way
-    p.initiator_depth = 0;
+    // RDMA READ (rma_post) both ways: the client asks for what its device
+    // allows, the server takes what rdma_cm negotiated from that request.
+    Device *dev = c->ldev ? c->ldev->dev : nullptr;
+    p.responder_resources = !c->is_client ? RDMA_MAX_RESP_RES : dev ? rma_responder_resources(dev) : 0;
+    p.initiator_depth = !c->is_client ? RDMA_MAX_INIT_DEPTH : dev ? rma_initiator_depth(dev) : 0;
     p.retry_count = static_cast<uint8_t>(s.retry_count);
     p.rnr_retry_count = static_cast<uint8_t>(s.rnr_retry);
     return p;
@@ -261,6 +265,7 @@ void conn_delete(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
     if (c->state != ConnState::Finished) conn_teardown(c);
+    rma_release(c);
     l->conns.erase(c);
     l->t->counters.connections_open -= 1;
     delete c;
@@ -452,6 +457,7 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     c->last_error = text;
     c->error_pending = true;
     logf(t, TW_LOG_DEBUG, "connection %s failed: %s", c->peer_text.c_str(), text.c_str());
+    rma_on_fail(c);
     // A failed (or dead) peer loses its right to write at once; the bytes
     // it wrote stay readable.
     grant_revoke(c);
@@ -482,6 +488,7 @@ void conn_teardown(tw_conn *c)
     // peer (nor anyone holding its rkey) can reach the block, so it can be
     // reused at once.
     bool revoked = grant_revoke(c);
+    rma_drop_windows(c); // before the QP: a bound window would hold its destruction
     if (c->id) {
         if (c->qp && !c->disconnected && c->state == ConnState::Established) rdma_disconnect(c->id);
         if (c->qp) rdma_destroy_qp(c->id);
@@ -509,7 +516,11 @@ void conn_close(tw_conn *c)
     // Closing with unread bytes is an abortive close, as with TCP: the peer
     // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
     bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
-    if (c->state != ConnState::Established || c->error || c->disconnected || unread || l->t->cfg.linger_ms == 0) {
+    // Windows go now; a transfer the device may still make into (or from)
+    // application memory is stopped by a reset, never waited for.
+    bool rma_busy = rma_on_close(c);
+    if (c->state != ConnState::Established || c->error || c->disconnected || unread || rma_busy ||
+        l->t->cfg.linger_ms == 0) {
         if (c->state != ConnState::Finished) conn_teardown(c);
         if (!c->reaped) {
             c->reaped = true;

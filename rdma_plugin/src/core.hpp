@@ -67,7 +67,10 @@ enum class ConnState {
 const char *state_name(ConnState s);
 
 /// Wrote into wr_id: serial (32) | kind (8) | index (24).
-enum class WrKind : uint32_t { Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5, Invalidate = 6 };
+enum class WrKind : uint32_t {
+    Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5, Invalidate = 6,
+    Rma = 7, RmaBind = 8, RmaInvalidate = 9 ///< rma_*.cpp
+};
 inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 {
     return (uint64_t(serial) << 32) | (uint64_t(kind) << 24) | (index & 0xffffff);
@@ -96,6 +99,10 @@ struct SignalMark {
 };
 
 } // namespace twrdma
+
+namespace twrdma {
+struct RmaConn; // rma.hpp
+}
 
 struct tw_listener : twrdma::CmOwner {
     tw_listener() : CmOwner(twrdma::CmKind::Listener) {}
@@ -213,6 +220,8 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t cq_generation = 0;
 
     tw_conn_stats stats{};
+
+    twrdma::RmaConn *rma = nullptr; ///< one-sided memory state, on first use (rma_expose.cpp)
 };
 
 struct tw_transport_loop {
@@ -281,6 +290,11 @@ int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out);
 int conn_send_buf_submit(tw_conn *c, tw_buf *buf);
 int conn_recv_buf_borrow(tw_conn *c, tw_buf *out);
 int conn_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed);
+/// Free send-queue entries (stream and RMA share them).
+uint32_t sq_free(const tw_conn *c);
+/// Post a chain of send WRs, counted; signals the last when due or forced.
+/// False (the connection failed) when the post fails.
+bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t count, bool force_signal);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
 int post_recvs(tw_conn *c, uint32_t first, uint32_t count);

@@ -3,6 +3,7 @@
 // ring, with receive credits, ring-space reports (CREDIT), selective
 // signalling and control messages.
 #include "core.hpp"
+#include "rma.hpp"
 
 #include "report.hpp"
 
@@ -19,7 +20,11 @@ namespace {
 
 const Settings &cfg(const tw_conn *c) { return c->loop->t->cfg; }
 
+} // namespace
+
 uint32_t sq_free(const tw_conn *c) { return cfg(c).sq_depth - static_cast<uint32_t>(c->wr_posted - c->wr_done); }
+
+namespace {
 
 uint32_t owed_total(const tw_conn *c) { return c->owed_data + c->owed_ctrl; }
 
@@ -33,8 +38,8 @@ uint32_t take_owed(tw_conn *c, uint32_t max)
     return d + k;
 }
 
-/// Post a chain of send WRs; decides on signalling for the last one.
-/// Returns false (and fails the connection) when the post fails.
+} // namespace
+
 bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t count, bool force_signal)
 {
     const Settings &s = cfg(c);
@@ -56,6 +61,8 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
     }
     return true;
 }
+
+namespace {
 
 bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
 {
@@ -410,6 +417,7 @@ void conn_pump(tw_conn *c)
     // Control first may have freed nothing for data; data again if credits
     // allow (cheap: returns at once when nothing is pending).
     if (!all_posted && !c->error) pump_data(c);
+    rma_pump(c);
 }
 
 void conn_on_wc(tw_conn *c, const ibv_wc &wc)
@@ -419,10 +427,22 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
         // Flushes after we (or the peer) ended the connection say nothing new.
         if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) return;
+        if (kind == WrKind::Rma && rma_wc_status(c, wc) == -TW_EREMOTEACCESS) {
+            conn_fail(c, -TW_EWC,
+                      "connection " + c->peer_text + ": " + wc_failed(wc, rma_wc_what(c, wc)) +
+                          " (the peer's window refused it: outside the exposure, a mode it was not exposed for, "
+                          "revoked, or another connection's; an RC queue pair does not survive a remote access "
+                          "error, so the connection is closed)");
+            if (c->host_closed) conn_check_linger(c);
+            return;
+        }
         const char *what = kind == WrKind::Recv   ? "RECV"
                            : kind == WrKind::Ctrl ? "SEND (control)"
                            : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
                            : kind == WrKind::Invalidate ? "LOCAL_INV (receive ring window)"
+                           : kind == WrKind::Rma ? rma_wc_what(c, wc)
+                           : kind == WrKind::RmaBind ? "BIND_MW (rma_expose)"
+                           : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
                                                   : "RDMA_WRITE";
         conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
         if (c->host_closed) conn_check_linger(c);
@@ -443,6 +463,8 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (data) c->owed_data += 1;
         else c->owed_ctrl += 1;
     } else {
+        if (kind == WrKind::Rma) rma_on_wc(c);
+        else if (kind == WrKind::RmaInvalidate) rma_on_invalidated(c);
         on_send_done(c);
     }
     conn_pump(c);

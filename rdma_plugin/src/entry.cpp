@@ -5,6 +5,7 @@
 #include "ops.h"
 #include "process_guard.hpp"
 #include "report.hpp"
+#include "rma.hpp"
 #include "transport.hpp"
 
 #include <cerrno>
@@ -278,6 +279,36 @@ int op_recv_buf_return(tw_conn *c, tw_buf *buf, size_t consumed)
 {
     if (!buf_fits_v1(buf)) return -EINVAL;
     return guarded([&] { return conn_recv_buf_return(c, buf, consumed); });
+}
+
+// One-sided memory: creating and withdrawing exposures gets the full fork
+// check (lesson 1: an exposure in a forked child is -TW_EFORKED).
+int op_rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc,
+                  size_t *desc_len)
+{
+    return guarded_setup([&] { return rma_expose(c, addr, len, access, out, desc, desc_len); });
+}
+
+int op_rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
+{
+    return guarded_setup([&] { return rma_revoke(e, cb, arg); });
+}
+
+int op_rma_post(tw_conn *c, const tw_rma_request *req)
+{
+    return guarded([&] { return rma_post(c, req); });
+}
+
+int op_rma_mem_get(tw_conn *c, size_t len, tw_buf *out)
+{
+    if (!buf_fits_v1(out)) return -EINVAL;
+    return guarded_setup([&] { return rma_mem_get(c, len, out); });
+}
+
+int op_rma_mem_put(tw_conn *c, tw_buf *buf)
+{
+    if (!buf_fits_v1(buf)) return -EINVAL;
+    return guarded_setup([&] { return rma_mem_put(c, buf); });
 }
 
 int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)

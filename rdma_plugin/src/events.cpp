@@ -2,6 +2,7 @@
 // Level-triggered readiness: which TW_EV_* a connection would report now,
 // and delivery from the loop (never from inside an operation).
 #include "core.hpp"
+#include "rma.hpp"
 
 namespace twrdma {
 
@@ -29,11 +30,16 @@ uint32_t level_events(const tw_conn *c)
 bool deliverable(const tw_conn *c)
 {
     if (!c->cb || c->host_closed || c->reaped) return false;
-    return c->connected_pending || c->error_pending || (level_events(c) & c->interest);
+    return c->connected_pending || c->error_pending || rma_has_completions(c) || (level_events(c) & c->interest);
 }
 
 void deliver(tw_conn *c)
 {
+    // RMA callbacks first: one of them may close the connection.
+    if (rma_has_completions(c)) {
+        rma_run_completions(c);
+        if (c->host_closed || c->reaped) return;
+    }
     uint32_t ev = 0;
     if (c->connected_pending) {
         ev |= TW_EV_CONNECTED;

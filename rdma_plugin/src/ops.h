@@ -43,6 +43,12 @@ int op_send_buf_get(tw_conn *c, size_t min_len, struct tw_buf *out);
 int op_send_buf_submit(tw_conn *c, struct tw_buf *buf);
 int op_recv_buf_borrow(tw_conn *c, struct tw_buf *out);
 int op_recv_buf_return(tw_conn *c, struct tw_buf *buf, size_t consumed);
+int op_rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc,
+                  size_t *desc_len);
+int op_rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg);
+int op_rma_post(tw_conn *c, const struct tw_rma_request *req);
+int op_rma_mem_get(tw_conn *c, size_t len, struct tw_buf *out);
+int op_rma_mem_put(tw_conn *c, struct tw_buf *buf);
 int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len);
 
 TW_END_DECLS

@@ -9,7 +9,7 @@ static const struct tw_transport_ops rdma_ops = {
     .name = "rdma",
     .description = "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
     .caps = TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
-            TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL,
+            TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL | TW_CAP_RMA,
     .init = op_init,
     .fini = op_fini,
     .probe = op_probe,
@@ -43,6 +43,11 @@ static const struct tw_transport_ops rdma_ops = {
     .recv_buf_return = op_recv_buf_return,
     .ctrl = op_ctrl,
     .check_config = op_check_config,
+    .rma_expose = op_rma_expose,
+    .rma_revoke = op_rma_revoke,
+    .rma_post = op_rma_post,
+    .rma_mem_get = op_rma_mem_get,
+    .rma_mem_put = op_rma_mem_put,
 };
 
 static const struct tw_plugin_info rdma_info = {

@@ -143,7 +143,8 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
               r.integer("rdma.dead_peer_ms", &s->dead_peer_ms, 20, 86400000) &&
               r.integer("rdma.linger_ms", &s->linger_ms, 0, 600000) &&
               r.integer("rdma.busy_poll_us", &s->busy_poll_us, 0, 1000000) && r.device_name("rdma.device", &s->device) &&
-              r.integer("rdma.port", &s->port, 0, 255);
+              r.integer("rdma.port", &s->port, 0, 255) &&
+              r.size("rdma.rma_max_transfer", &s->rma_max_transfer, 4096, 1ull << 31, false);
     if (ok) {
         const char *origin = nullptr;
         const char *v = host->config_get(host, "rdma.gid_index", &origin);

@@ -28,6 +28,7 @@ struct Settings {
     std::string device;                  ///< rdma.device: use only this device ("" = any)
     uint32_t port = 0;                   ///< rdma.port: use only this port (0 = any)
     int gid_index = -1;                  ///< rdma.gid_index: GID the device must have (RoCE v2), -1 = any
+    size_t rma_max_transfer = 0;         ///< rdma.rma_max_transfer: bytes per RMA work request (0 = port's max_msg_sz)
 
     /// Bytes of registered memory one connection holds (rings + receive and
     /// control buffers), page aligned.

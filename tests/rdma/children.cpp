@@ -86,6 +86,40 @@ int child_server(bool echo)
     return 0;
 }
 
+int child_rma_expose()
+{
+    // rma-expose: accept one connection, expose 64 MiB for reading and
+    // writing, send the descriptor as the stream's first bytes, serve until
+    // killed (the killed-peer RMA case).
+    using namespace conformance;
+    conformance::Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    std::vector<uint8_t> memory(size_t(64) << 20, 0x5a);
+    printf("%u\n", port_of(server.address));
+    fflush(stdout);
+    bool sent = false;
+    env.run_until(
+        [&] {
+            if (sent || server.endpoints.empty() || !server.endpoints[0]->connected) return false;
+            Endpoint &e = *server.endpoints[0];
+            tw_rma_exposure *x = nullptr;
+            uint8_t desc[TW_RMA_DESC_MAX];
+            size_t len = 0;
+            int rc = e.ops().rma_expose(e.conn(), memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE, &x, desc,
+                                        &len);
+            if (rc) {
+                fprintf(stderr, "rma_expose: %d %s\n", rc, e.ops().last_error(e.conn()));
+                return true;
+            }
+            e.send(std::string(reinterpret_cast<char *>(desc), len));
+            sent = true;
+            return false;
+        },
+        std::chrono::milliseconds(300000));
+    return 0;
+}
+
 EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip)
 {
     Config c;

@@ -76,5 +76,8 @@ int child_memlock();
 int child_no_device();
 int child_server(bool echo);
 int child_runtime_echo(const std::string &mode, const std::string &ip);
+int child_rma_expose();
+int child_rma_bench_server(); // rma_bench.cpp
+int child_rma_bench_client(int argc, char **argv);
 
 } // namespace twinwire::rdmatest

@@ -67,6 +67,21 @@ int run_child_mode(int argc, char **argv)
     std::string mode = argv[2];
     if (mode == "memlock") return child_memlock();
     if (mode == "nodevice") return child_no_device();
+    if ((mode == "rma-bench-server" && argc >= 4) || (mode == "rma-bench-client" && argc >= 9)) {
+        bool server = mode == "rma-bench-server";
+        SuiteContext context(false, argv[3], server ? argv[3] : argv[4]);
+        conformance::set_context(&context);
+        int rc = server ? child_rma_bench_server() : child_rma_bench_client(argc, argv);
+        conformance::release_transport();
+        return rc;
+    }
+    if (mode == "rma-expose" && argc >= 4) {
+        SuiteContext context(false, argv[3], argv[3]);
+        conformance::set_context(&context);
+        int rc = child_rma_expose();
+        conformance::release_transport();
+        return rc;
+    }
     if (mode == "runtime-echo" && argc >= 5) return child_runtime_echo(argv[3], argv[4]);
     if ((mode == "sink" || mode == "echo") && argc >= 4) {
         // Further arguments: "tcp" (the built-in TCP instead of RDMA) and

@@ -4,9 +4,11 @@
 # and twinwire-bench on the same devices, round after round.  Every run's
 # output goes to OUT/logs, every figure to OUT/raw.tsv:
 #   round  test  tool  metric  value
-# usage: perftest-compare-guest.sh BENCH OUT ROUNDS
+# usage: perftest-compare-guest.sh BENCH OUT ROUNDS [RMA_TOOL]
+# With RMA_TOOL (rdma-tests, perftest-compare.sh --rma): only the one-sided
+# rows, RDMA READ / WRITE against ib_read_bw / ib_write_bw.
 set -uo pipefail
-bench=$1 out=$2 rounds=$3
+bench=$1 out=$2 rounds=$3 rma_tool=${4:-}
 : "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
 srv_dev=$SOFTROCE_SERVER_DEV cli_dev=$SOFTROCE_CLIENT_DEV srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP
 gid=${SOFTROCE_GID_INDEX:-1}
@@ -73,6 +75,38 @@ start_server() { # port log env...
 
 servers=()
 trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait' EXIT
+
+# One-sided rows: the plugin's rma_post (DEPTH operations in flight on one
+# registered buffer, as perftest reuses one buffer) against perftest.
+rma_64k_iters=${COMPARE_RMA64K_ITERS:-2000}
+rma_1m_iters=${COMPARE_RMA1M_ITERS:-200}
+rma_depth=${COMPARE_RMA_DEPTH:-16}
+tw_rma_run() { # round test size iters op port
+    local r=$1 test=$2 size=$3 iters=$4 op=$5 port=$6 log=$out/logs/$1-$2-twinwire-rma.txt
+    "$rma_tool" --child rma-bench-client "$srv_ip" "$cli_ip" "$port" "$op" "$size" "$iters" "$rma_depth" \
+        >"$log" 2>"$log.err" || { note "rma-bench-client $op $size failed: see $log.err"; status=1; return; }
+    record "$r" "$test" twinwire-rma mb_s "$(awk '$1 == "mib_per_s" { print $2 }' "$log")"
+}
+if [ -n "$rma_tool" ]; then
+    "$rma_tool" --child rma-bench-server "$srv_ip" >"$out/logs/rma-server.out" 2>"$out/logs/rma-server.err" &
+    servers+=($!)
+    wait_for "$out/logs/rma-server.out" '^[0-9]' || { note "rma-bench-server did not start"; cat "$out/logs/rma-server.err" >&2; exit 1; }
+    rma_port=$(head -1 "$out/logs/rma-server.out")
+    for r in $(seq "$rounds"); do
+        note "RMA round $r of $rounds"
+        for size in 65536 1048576; do
+            iters=$rma_64k_iters k=64k
+            [ "$size" = 1048576 ] && iters=$rma_1m_iters k=1m
+            for op in read write; do
+                line=$(perftest "$out/logs/$r-rma-$op$k-ib_${op}_bw.txt" "ib_${op}_bw" "$size" "$iters") &&
+                    record "$r" "rma-$op$k" "ib_${op}_bw" mb_s "$(echo "$line" | awk '{print $4}')" || status=1
+                tw_rma_run "$r" "rma-$op$k" "$size" "$iters" "$op" "$rma_port"
+            done
+        done
+    done
+    exit $status
+fi
+
 start_server 7379 "$out/logs/server-default.log"
 start_server 7380 "$out/logs/server-4MiB-rings.log" "${tuned_env[@]}"
 
