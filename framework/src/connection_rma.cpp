@@ -11,6 +11,7 @@
 #include <twinwire/transport.hpp>
 
 #include <cerrno>
+#include <new>
 
 namespace twinwire {
 namespace {
@@ -64,6 +65,27 @@ RmaExposurePtr Connection::expose(void *data, size_t len, RmaAccess access, std:
         id = rma_->expose(data, len, bits, &descriptor);
     }
     return RmaExposurePtr(new RmaExposure(shared_from_this(), loop_, id, data, len, access, std::move(descriptor)));
+}
+
+RmaMemoryPtr Connection::rma_memory(size_t len, std::string *why)
+{
+    if (!rma_enabled()) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), nullptr;
+    if (finished_ || closing_ || !conn_) return set_why(why, "the connection is closing or closed"), nullptr;
+    if (!len) return set_why(why, "an empty buffer"), nullptr;
+    if (native_) {
+        tw_buf buf = TW_BUF_INIT;
+        int rc = transport_->ops().rma_mem_get(conn_, len, &buf);
+        if (rc == 0 && buf.data && buf.cap >= len)
+            return RmaMemoryPtr(new RmaMemory(shared_from_this(), static_cast<char *>(buf.data), len, true, buf.token,
+                                              buf.cap));
+        if (rc != -EOPNOTSUPP && rc != 0) {
+            const char *detail = transport_->ops().last_error(conn_);
+            return set_why(why, std::string("rma_mem_get: ") + (detail ? detail : "refused")), nullptr;
+        }
+    }
+    char *heap = new (std::nothrow) char[len];
+    if (!heap) return set_why(why, "out of memory for " + std::to_string(len) + " bytes"), nullptr;
+    return RmaMemoryPtr(new RmaMemory(shared_from_this(), heap, len, false, 0, len));
 }
 
 std::error_code Connection::rma_read(std::string_view descriptor, uint64_t offset, void *local, size_t len,
@@ -150,6 +172,29 @@ bool Connection::rma_after_read()
     if (finished_) return false;
     if (!output_.empty() || rma_->has_work()) push_output();
     return !finished_;
+}
+
+RmaMemory::RmaMemory(std::weak_ptr<Connection> conn, char *data, size_t size, bool lent, uint64_t token, size_t cap)
+    : conn_(std::move(conn)), data_(data), size_(size), lent_(lent), token_(token), cap_(cap)
+{
+}
+
+RmaMemory::~RmaMemory()
+{
+    if (!lent_) {
+        delete[] data_;
+        return;
+    }
+    // Lent memory goes back while the connection lives; once it ended, the
+    // transport took it back itself.
+    auto c = conn_.lock();
+    if (!c || !c->conn_) return;
+    tw_buf buf = TW_BUF_INIT;
+    buf.data = data_;
+    buf.len = size_;
+    buf.cap = cap_;
+    buf.token = token_;
+    c->transport_->ops().rma_mem_put(c->conn_, &buf);
 }
 
 RmaExposure::RmaExposure(std::weak_ptr<Connection> conn, Loop *loop, uint64_t id, void *data, size_t size,

@@ -509,3 +509,48 @@ TEST_CASE("RMA enabled on one end only ends the connection there with a clear pr
     CHECK(info.code == errc::protocol_mismatch);
     CHECK(info.reason.find("did not enable RMA") != std::string::npos);
 }
+
+TEST_CASE("memory the transport lends (rma_memory) is exposed and used as the local buffer of reads and writes",
+          "[rma][data]")
+{
+    Rig rig;
+    RmaExposurePtr exposure;
+    RmaMemoryPtr served;
+    std::string check;
+    const std::string pattern = fill(1u << 20, 31), written = fill(1u << 20, 32);
+    rig.on_server = [&](const ConnectionPtr &c) {
+        std::string why;
+        served = c->rma_memory(pattern.size(), &why);
+        INFO(why);
+        REQUIRE(served);
+        std::memcpy(served->data(), pattern.data(), pattern.size());
+        exposure = c->expose(served->data(), served->size(), RmaAccess::read_write, &why);
+        REQUIRE(exposure);
+        c->write("D " + hex(exposure->descriptor()) + "\n");
+        c->read_until("\n", 64, [&](Connection &conn, std::string) { // "CHECK": the client wrote
+            check = std::string(served->data(), served->size());
+            conn.write("OK\n");
+        });
+    };
+    RmaMemoryPtr local;
+    with_descriptor(rig, [&](const ConnectionPtr &c, const std::string &desc) {
+        local = c->rma_memory(pattern.size());
+        REQUIRE(local);
+        CHECK(local->lent() == c->rma_native()); // RDMA lends registered memory; the emulation uses the heap
+        REQUIRE_FALSE(c->rma_read(desc, 0, local->data(), local->size(), [&, c, desc](std::error_code st,
+                                                                                       const std::string &r) {
+            INFO(r);
+            REQUIRE_FALSE(st);
+            CHECK(std::memcmp(local->data(), pattern.data(), pattern.size()) == 0);
+            std::memcpy(local->data(), written.data(), written.size());
+            REQUIRE_FALSE(c->rma_write(desc, 0, local->data(), local->size(), [&, c](std::error_code st2,
+                                                                                     const std::string &) {
+                REQUIRE_FALSE(st2);
+                c->write("CHECK\n");
+                c->read_until("\n", 64, [&](Connection &, std::string) { rig.finish(); });
+            }));
+        }));
+    });
+    rig.run();
+    CHECK(check == written);
+}

@@ -212,6 +212,10 @@ public:
     /// nullptr, with why, when RMA is not enabled, the connection is not
     /// open, or len is 0.  See RmaExposure for the memory's lifetime.
     RmaExposurePtr expose(void *data, size_t len, RmaAccess access, std::string *why = nullptr);
+    /// `len` bytes of memory to expose or to use as `local`, lent by the
+    /// transport where it can (see RmaMemory), else from the heap.  nullptr,
+    /// with why, when RMA is not enabled or the connection is not open.
+    RmaMemoryPtr rma_memory(size_t len, std::string *why = nullptr);
     /// Read `len` bytes at `offset` of the peer's exposure named by
     /// `descriptor` into `local` (valid until `done` runs).  An empty code:
     /// `done` runs later on this loop with the outcome.  Otherwise nothing
@@ -234,6 +238,7 @@ public:
 private:
     friend struct ConnectionAccess;
     friend class RmaExposure;
+    friend class RmaMemory;
     struct Settings {
         size_t read_size;
         size_t write_limit;

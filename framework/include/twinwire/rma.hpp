@@ -74,4 +74,37 @@ private:
 
 using RmaExposurePtr = std::shared_ptr<RmaExposure>;
 
+/**
+ * Memory for RMA that the transport lends (Connection::rma_memory): over
+ * RDMA it is registered once when lent, so exposing it needs no
+ * registration and using it as `local` needs no staging copy.  Where the
+ * transport lends none it is ordinary heap memory.  Valid until the last
+ * reference goes or the connection ends, whichever comes first; drop it
+ * only once no exposure and no transfer uses it.  Use it on the
+ * connection's loop.
+ */
+class TW_API RmaMemory {
+public:
+    ~RmaMemory();
+    RmaMemory(const RmaMemory &) = delete;
+    RmaMemory &operator=(const RmaMemory &) = delete;
+    char *data() const { return data_; }
+    size_t size() const { return size_; }
+    /// The transport lent it (false: heap memory).
+    bool lent() const { return lent_; }
+
+private:
+    friend class Connection;
+    RmaMemory(std::weak_ptr<Connection> conn, char *data, size_t size, bool lent, uint64_t token, size_t cap);
+
+    std::weak_ptr<Connection> conn_;
+    char *data_;
+    size_t size_;
+    bool lent_;
+    uint64_t token_;
+    size_t cap_;
+};
+
+using RmaMemoryPtr = std::shared_ptr<RmaMemory>;
+
 } // namespace twinwire
