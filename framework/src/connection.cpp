@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "connection_access.hpp"
 #include "rma_link.hpp"
+#include "rma_native.hpp"
 #include "sockaddr_text.hpp"
 
 #include <twinwire/connection.hpp>
@@ -383,22 +384,27 @@ ssize_t Connection::writev_chunks(struct evbuffer *buf)
     return transport_->ops().writev(conn_, iov, n);
 }
 
-void Connection::flush()
+int Connection::write_queued()
 {
-    if (!conn_) return;
-    const tw_transport_ops &ops = transport_->ops();
     if (rma_) rma_->pump(output_);
     while (!output_.empty()) {
         ssize_t w = writev_chunks(output_.raw());
         if (w == -EAGAIN) break;
-        if (w < 0) {
-            int err = static_cast<int>(w);
-            finish(code_from_transport(err), err, error_text("write", err), false, false);
-            return;
-        }
+        if (w < 0) return static_cast<int>(w);
         output_.drain(static_cast<size_t>(w));
         if (w > 0) note_write_progress();
-        if (rma_) rma_->pump(output_);
+        if (rma_) rma_->pump(output_); // RMA chunks follow as the output drains
+    }
+    return 0;
+}
+
+void Connection::flush()
+{
+    if (!conn_) return;
+    const tw_transport_ops &ops = transport_->ops();
+    if (int err = write_queued(); err < 0) {
+        finish(code_from_transport(err), err, error_text("write", err), false, false);
+        return;
     }
     if (write_blocked_ && output_.size() <= settings_.write_low) {
         write_blocked_ = false;
@@ -457,6 +463,17 @@ void Connection::close()
     if (finished_ || closing_) return;
     closing_ = true;
     if (rma_) rma_->drop_all(); // rule 5: exposures withdrawn, no RMA callback after close()
+    if (native_) {
+        native_->withdraw_all();
+        // The device may still move bytes into the application's memory:
+        // close the transport now (it resets rather than lingers), so the
+        // memory is the application's when close() returns.
+        if (native_->busy()) {
+            output_.clear();
+            finish(errc::closed_locally, 0, "closed (RMA transfers were in flight: queued output dropped)", false, true);
+            return;
+        }
+    }
     if (output_.empty() || !established_) {
         finish(errc::closed_locally, 0, "closed", false, true);
         return;
@@ -488,6 +505,7 @@ void Connection::abort()
     if (finished_) return;
     output_.clear();
     if (rma_) rma_->drop_all();
+    if (native_) native_->withdraw_all();
     finish(errc::aborted, 0, "aborted", false, true);
 }
 
@@ -543,18 +561,19 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
 {
     if (finished_) return;
     finished_ = true;
+    // Rule 6: the transport's RMA in flight completes with the connection's
+    // error (what close() or abort() dropped stays dropped).
+    if (native_) native_->fail_all(code, "the connection ended: " + reason);
     if (conn_) {
         give_back_borrowed();
         transport_->ops().close(conn_);
         conn_ = nullptr;
     }
+    if (native_) native_->detach();
     if (linger_timer_) linger_timer_->stop();
     if (timeout_timer_) timeout_timer_->stop();
-    if (rma_) {
-        // Rule 6: what was in flight completes with the connection's error.
-        rma_->fail_all(code, "the connection ended: " + reason);
-        run_rma_completions();
-    }
+    if (rma_) rma_->fail_all(code, "the connection ended: " + reason); // rule 6, as above
+    if (rma_ || native_) run_rma_completions();
     release_handlers();
     CloseHandler close_cb = std::move(on_close_);
     auto finished_cb = std::move(on_finished_);
@@ -572,8 +591,10 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
 
 void Connection::run_rma_completions()
 {
-    if (!rma_) return;
-    auto completions = rma_->take_completions();
+    std::vector<std::function<void()>> completions;
+    if (rma_) completions = rma_->take_completions();
+    if (native_)
+        for (auto &fn : native_->take_completions()) completions.push_back(std::move(fn));
     if (completions.empty()) return;
     CallbackScope scope(*this);
     for (auto &fn : completions)

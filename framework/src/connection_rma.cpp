@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// One-sided remote memory on a connection (docs/rma.md).  Every transport
-// gets the host's emulation over its stream (rma_link.hpp): the exposing
-// side checks bounds, mode and revocation before touching its memory.
+// One-sided remote memory on a connection (docs/rma.md).  A transport with
+// TW_CAP_RMA does it itself (rma_native.hpp); every other one gets the
+// host's emulation over its stream (rma_link.hpp), where the exposing side
+// checks bounds, mode and revocation before touching its memory.
 #include "rma_link.hpp"
+#include "rma_native.hpp"
 
 #include <twinwire/connection.hpp>
 #include <twinwire/loop.hpp>
@@ -22,12 +24,23 @@ void set_why(std::string *why, const std::string &text)
 
 bool Connection::enable_rma(std::string *why)
 {
-    if (rma_) return set_why(why, "RMA is already enabled on this connection"), false;
+    if (rma_enabled()) return set_why(why, "RMA is already enabled on this connection"), false;
     if (!established_ || finished_ || closing_) return set_why(why, "the connection is not open"), false;
     if (read_any_ || write_progress_ || !output_.empty() || !input_.empty())
         return set_why(why, "bytes have already moved on this connection: enable RMA before the first write or read "
                             "(first thing in the accept or connect handler, on both ends)"),
                false;
+    if (transport_->ops().caps & TW_CAP_RMA) {
+        // Native: the stream stays as it is; completions come from the
+        // transport and run from the loop, never inside it.
+        std::weak_ptr<Connection> weak = shared_from_this();
+        native_ = std::make_unique<rma::Native>(transport_->ops(), conn_, [weak] {
+            if (auto c = weak.lock()) c->loop_->post([weak] {
+                    if (auto c2 = weak.lock()) c2->run_rma_completions();
+                });
+        });
+        return true;
+    }
     rma_ = std::make_unique<rma::Link>();
     rma_->hello(output_);
     push_output();
@@ -36,14 +49,20 @@ bool Connection::enable_rma(std::string *why)
 
 RmaExposurePtr Connection::expose(void *data, size_t len, RmaAccess access, std::string *why)
 {
-    if (!rma_) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), nullptr;
+    if (!rma_enabled()) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), nullptr;
     if (finished_ || closing_) return set_why(why, "the connection is closing or closed"), nullptr;
     uint32_t bits = static_cast<uint32_t>(access);
     if (!data || !len || !bits || (bits & ~uint32_t(TW_RMA_READ | TW_RMA_WRITE)))
         return set_why(why, !data ? "no memory to expose" : !len ? "an empty exposure" : "an unknown access mode"),
                nullptr;
     std::string descriptor;
-    uint64_t id = rma_->expose(data, len, bits, &descriptor);
+    uint64_t id = 0;
+    if (native_) {
+        std::string reason;
+        if (native_->expose(data, len, bits, &id, &descriptor, &reason) < 0) return set_why(why, reason), nullptr;
+    } else {
+        id = rma_->expose(data, len, bits, &descriptor);
+    }
     return RmaExposurePtr(new RmaExposure(shared_from_this(), loop_, id, data, len, access, std::move(descriptor)));
 }
 
@@ -63,22 +82,28 @@ std::error_code Connection::rma_write(std::string_view descriptor, uint64_t offs
 std::error_code Connection::rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local,
                                      size_t len, RmaCallback done, std::string *why)
 {
-    if (!rma_) return set_why(why, "RMA is not enabled on this connection (enable_rma)"), errc::rma_unavailable;
+    if (!rma_enabled())
+        return set_why(why, "RMA is not enabled on this connection (enable_rma)"), errc::rma_unavailable;
     if (finished_ || closing_) return set_why(why, "the connection is closing or closed"), errc::closed_locally;
     std::string reason;
-    int rc = rma_->post(op, std::string(descriptor), offset, local, len, std::move(done), &reason);
+    int rc = native_ ? native_->post(op, descriptor, offset, local, len, std::move(done), &reason)
+                     : rma_->post(op, std::string(descriptor), offset, local, len, std::move(done), &reason);
     if (rc < 0) {
         set_why(why, reason);
         if (rc == -EAGAIN) return std::make_error_code(std::errc::resource_unavailable_try_again);
         if (rc == -EINVAL) return std::make_error_code(std::errc::invalid_argument);
         return code_from_transport(rc);
     }
-    push_output();
+    if (rma_) push_output();
     return {};
 }
 
 bool Connection::rma_revoke(uint64_t id, std::function<void()> done)
 {
+    if (native_) {
+        native_->revoke(id, std::move(done)); // done runs when the transport freed the window
+        return true;
+    }
     if (rma_) rma_->revoke(id);
     if (!done) return true;
     // The emulation copies what it sends at once and checks every access
@@ -87,28 +112,22 @@ bool Connection::rma_revoke(uint64_t id, std::function<void()> done)
     return loop_->post(std::move(done));
 }
 
-bool Connection::rma_exposed(uint64_t id) const { return rma_ && !finished_ && !closing_ && rma_->exposed(id); }
+bool Connection::rma_exposed(uint64_t id) const
+{
+    if (finished_ || closing_) return false;
+    return native_ ? native_->exposed(id) : rma_ && rma_->exposed(id);
+}
 
 void Connection::push_output()
 {
     if (!conn_ || finished_) return;
-    if (rma_) rma_->pump(output_);
-    while (!output_.empty()) {
-        ssize_t w = writev_chunks(output_.raw());
-        if (w == -EAGAIN) break;
-        if (w < 0) {
-            int err = static_cast<int>(w);
-            std::weak_ptr<Connection> weak = shared_from_this();
-            // Never finish (and run on_close) inside the caller's write().
-            loop_->post([weak, err] {
-                if (auto c = weak.lock())
-                    c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
-            });
-            return;
-        }
-        output_.drain(static_cast<size_t>(w));
-        if (w > 0) note_write_progress();
-        if (rma_) rma_->pump(output_);
+    if (int err = write_queued(); err < 0) {
+        std::weak_ptr<Connection> weak = shared_from_this();
+        // Never finish (and run on_close) inside the caller's write().
+        loop_->post([weak, err] {
+            if (auto c = weak.lock()) c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
+        });
+        return;
     }
     if (!output_.empty() && !want_write_) {
         want_write_ = true;

@@ -37,25 +37,9 @@ std::string unhex(const std::string &text)
     return out;
 }
 
-uint64_t checksum(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
-    return h;
-}
+uint64_t checksum(const char *p, size_t n) { return twinwire::conformance::checksum(std::string_view(p, n)); }
 
-std::string fill(size_t n, unsigned seed)
-{
-    std::string s(n, '\0');
-    uint64_t x = seed * 2654435761u + 1;
-    for (size_t i = 0; i < n; ++i) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s[i] = static_cast<char>(x);
-    }
-    return s;
-}
+std::string fill(size_t n, unsigned seed) { return make_payload(n, seed); }
 
 /// A runtime over the transport under test, a listener whose connections
 /// enable RMA, and clients that do too; run() drives it on this thread

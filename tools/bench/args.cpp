@@ -254,6 +254,36 @@ void add_resp(CLI::App *app, RespOptions &o)
     add_output(app, &o.json, &o.csv, &o.stall_timeout_s);
 }
 
+void add_rma(CLI::App *app, RmaOptions &o)
+{
+    describe(app,
+        "One-sided remote memory against the byte stream, server and client in one process: per round\n"
+        "and size, `stream` (one direction; the server times what it received), `rma-write` and\n"
+        "`rma-read` (a window of transfers in flight against one exposure; every read compared with\n"
+        "what the exposure holds, every write slot checked by the server).  MB/s = 2^20 bytes/s.\n"
+        "Exits 1 when a transfer failed or a check found other bytes.");
+    add_runtime(app, o.runtime, true);
+    add_nonempty(app, "--listen", "ADDR", "address of the server (127.0.0.1)", &o.listen, "address");
+    add_value(app, "--source", "ADDR", "local address the client binds",
+              [&o](const std::string &text, const std::string &) { o.source = text; });
+    add_value(app, "-s,--sizes", "LIST", "transfer sizes (64k,1M)",
+              [&o](const std::string &text, const std::string &option) { o.sizes = parse_size_list(text, option); });
+    add_value(app, "-t,--tests", "LIST", "of stream, rma-write, rma-read (all three)",
+              [&o](const std::string &text, const std::string &option) {
+                  o.tests.clear();
+                  for (const std::string &item : split(lower(text), ',')) {
+                      if (item != "stream" && item != "rma-write" && item != "rma-read")
+                          throw ArgError(option + ": '" + item + "' is not a test; expected stream, rma-write, rma-read");
+                      o.tests.push_back(item);
+                  }
+              });
+    add_uint(app, "-D,--duration", "seconds per test, size and round (2)", 1, 3600,
+             [&o](uint64_t v) { o.duration_s = double(v); });
+    add_uint(app, "-w,--window", "transfers in flight (8)", 1, 256, [&o](uint64_t v) { o.window = unsigned(v); });
+    add_uint(app, "--rounds", "rounds; the tests alternate within each (1)", 1, 100,
+             [&o](uint64_t v) { o.rounds = unsigned(v); });
+}
+
 /// Arguments CLI11 did not take: an unknown option or a stray word.
 void refuse_leftovers(const std::vector<std::string> &left)
 {
@@ -335,13 +365,16 @@ Invocation parse_args(const std::vector<std::string> &args)
         {Mode::Client, app.add_subcommand("client", "latency and throughput against a server")},
         {Mode::Local, app.add_subcommand("local", "server and client in one process")},
         {Mode::Resp, app.add_subcommand("resp", "Redis protocol load, like redis-benchmark")},
+        {Mode::Rma, app.add_subcommand("rma", "one-sided remote memory against the stream, in one process")},
     };
     add_server(modes[0].second, inv.server);
     add_client(modes[1].second, inv.client);
     add_local(modes[2].second, inv.local);
     add_resp(modes[3].second, inv.resp);
+    add_rma(modes[4].second, inv.rma);
     for (const auto &m : modes) m.second->allow_extras();
-    inv.server.runtime.args = inv.client.runtime.args = inv.local.runtime.args = inv.resp.runtime.args = args;
+    inv.server.runtime.args = inv.client.runtime.args = inv.local.runtime.args = inv.resp.runtime.args =
+        inv.rma.runtime.args = args;
 
     // Every error names the mode it concerns: the one CLI11 entered, else the first word.
     const auto named = [&app, &args](const ArgError &e) {
@@ -366,8 +399,8 @@ Invocation parse_args(const std::vector<std::string> &args)
     const auto chosen = std::find_if(std::begin(modes), std::end(modes),
                                      [](const auto &m) { return m.second->parsed(); });
     if (chosen == std::end(modes)) {
-        if (args.empty()) throw ArgError("no mode given; expected server, client, local or resp");
-        throw ArgError("unknown mode '" + args.front() + "'; expected server, client, local or resp");
+        if (args.empty()) throw ArgError("no mode given; expected server, client, local, resp or rma");
+        throw ArgError("unknown mode '" + args.front() + "'; expected server, client, local, resp or rma");
     }
     inv.mode = chosen->first;
     try {

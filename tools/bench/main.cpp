@@ -28,6 +28,7 @@ int main(int argc, char **argv)
         case Mode::Client: return run_client(inv.client);
         case Mode::Local: return run_local(inv.local);
         case Mode::Resp: return run_resp(inv.resp);
+        case Mode::Rma: return run_rma(inv.rma);
         }
     } catch (const twinwire::ConfigError &e) {
         std::fprintf(stderr, "twinwire-bench: configuration: %s\n", e.what());

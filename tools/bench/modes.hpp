@@ -10,5 +10,6 @@ int run_server(const ServerOptions &options);
 int run_client(const ClientOptions &options);
 int run_local(const LocalOptions &options);
 int run_resp(const RespOptions &options);
+int run_rma(const RmaOptions &options);
 
 } // namespace twinwire::bench

@@ -81,7 +81,19 @@ struct RespOptions {
     unsigned stall_timeout_s = 30;
 };
 
-enum class Mode { Help, Server, Client, Local, Resp };
+/// `rma`: one-sided remote memory against the stream, in one process.
+struct RmaOptions {
+    RuntimeOptions runtime;
+    std::string listen = "127.0.0.1";
+    std::string source;
+    std::vector<size_t> sizes{64 * 1024, 1024 * 1024};
+    std::vector<std::string> tests{"stream", "rma-write", "rma-read"};
+    double duration_s = 2.0; ///< per test, size and round
+    unsigned window = 8;     ///< transfers in flight
+    unsigned rounds = 1;     ///< the tests alternate within each round
+};
+
+enum class Mode { Help, Server, Client, Local, Resp, Rma };
 
 struct Invocation {
     Mode mode = Mode::Help;
@@ -90,6 +102,7 @@ struct Invocation {
     ClientOptions client;
     LocalOptions local;
     RespOptions resp;
+    RmaOptions rma;
 };
 
 const char *to_string(TestKind kind);

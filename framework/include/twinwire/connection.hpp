@@ -24,6 +24,7 @@ class Transport;
 struct ConnectionAccess;
 namespace rma {
 class Link;
+class Native;
 }
 
 /// Why a connection ended.
@@ -204,7 +205,9 @@ public:
     /// errc::protocol_mismatch).  False, with why, when it is too late, the
     /// connection is not open, or it was enabled before.
     bool enable_rma(std::string *why = nullptr);
-    bool rma_enabled() const { return static_cast<bool>(rma_); }
+    bool rma_enabled() const { return rma_ || native_; }
+    /// RMA is done by the transport itself (TW_CAP_RMA), not the emulation.
+    bool rma_native() const { return static_cast<bool>(native_); }
     /// Expose [data, data + len) to this connection's peer for `access`.
     /// nullptr, with why, when RMA is not enabled, the connection is not
     /// open, or len is 0.  See RmaExposure for the memory's lifetime.
@@ -283,6 +286,8 @@ private:
     void update_interest();
     void release_handlers();
     std::string error_text(const char *call, int err) const;
+    /// Write output_ until the transport takes no more: 0 or the error.
+    int write_queued();
     /// Write what output_ holds (RMA chunks pumped in as it drains) without
     /// running callbacks; asks for TW_EV_WRITE for the rest.
     void push_output();
@@ -343,6 +348,7 @@ private:
     size_t reserve_ = 0; ///< bytes the next read reserves (adapts to what reads bring)
     bool read_any_ = false;      ///< a byte was read (enable_rma must come before)
     std::unique_ptr<rma::Link> rma_; ///< the RMA emulation, once enabled
+    std::unique_ptr<rma::Native> native_; ///< or the transport's own RMA (TW_CAP_RMA)
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;
