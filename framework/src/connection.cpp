@@ -402,6 +402,7 @@ void Connection::flush()
 {
     if (!conn_) return;
     const tw_transport_ops &ops = transport_->ops();
+    if (native_ && native_->waiting()) native_->retry();
     if (int err = write_queued(); err < 0) {
         finish(code_from_transport(err), err, error_text("write", err), false, false);
         return;
@@ -414,7 +415,7 @@ void Connection::flush()
         }
         if (finished_ || !conn_) return;
     }
-    if (!output_.empty()) return; // WRITE interest stays on
+    if (!output_.empty() || (native_ && native_->waiting())) return; // WRITE interest stays on
     want_write_ = false;
     if (shut_pending_) {
         shut_pending_ = false;

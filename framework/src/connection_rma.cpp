@@ -95,6 +95,10 @@ std::error_code Connection::rma_post(uint32_t op, std::string_view descriptor, u
         return code_from_transport(rc);
     }
     if (rma_) push_output();
+    if (native_ && native_->waiting() && !want_write_) {
+        want_write_ = true; // the transport announces room with TW_EV_WRITE
+        update_interest();
+    }
     return {};
 }
 

@@ -49,17 +49,13 @@ int Native::post(uint32_t op, std::string_view descriptor, uint64_t offset, void
     if (!conn_) return *why = "the connection is closed", -ENOTCONN;
     if (!done) return *why = "no completion callback", -EINVAL;
     auto *ctx = new Op{this, std::move(done)};
-    tw_rma_request req{};
-    req.size = sizeof req;
-    req.op = op;
-    req.desc = descriptor.data();
-    req.desc_len = static_cast<uint32_t>(descriptor.size());
-    req.offset = offset;
-    req.local = local;
-    req.len = len;
-    req.cb = on_done;
-    req.arg = ctx;
-    int rc = ops_table_.rma_post(conn_, &req);
+    Waiting w{op, std::string(descriptor), offset, local, len, ctx};
+    // Behind operations already waiting for room, in order.
+    int rc = waiting_.empty() ? submit(w) : -EAGAIN;
+    if (rc == -EAGAIN) {
+        waiting_.push_back(std::move(w));
+        rc = 0;
+    }
     if (rc < 0) {
         *why = last_error();
         if (why->empty()) *why = "rma_post refused it";
@@ -68,6 +64,43 @@ int Native::post(uint32_t op, std::string_view descriptor, uint64_t offset, void
     }
     ops_.insert(ctx);
     return 0;
+}
+
+int Native::submit(const Waiting &w)
+{
+    tw_rma_request req{};
+    req.size = sizeof req;
+    req.op = w.op;
+    req.desc = w.descriptor.data();
+    req.desc_len = static_cast<uint32_t>(w.descriptor.size());
+    req.offset = w.offset;
+    req.local = w.local;
+    req.len = w.len;
+    req.cb = on_done;
+    req.arg = w.ctx;
+    return ops_table_.rma_post(conn_, &req);
+}
+
+void Native::retry()
+{
+    while (!waiting_.empty() && conn_) {
+        Waiting &w = waiting_.front();
+        int rc = w.ctx->dropped ? 0 : submit(w);
+        if (rc == -EAGAIN) return;
+        Op *ctx = w.ctx;
+        waiting_.pop_front();
+        if (rc < 0 || ctx->dropped) {
+            // Accepted by the API, so its callback runs (unless close() dropped it).
+            ops_.erase(ctx);
+            if (!ctx->dropped && ctx->done) {
+                std::error_code code = code_from_transport(rc);
+                std::string reason = last_error();
+                RmaCallback done = std::move(ctx->done);
+                queue([done, code, reason] { done(code, reason); });
+            }
+            delete ctx;
+        }
+    }
 }
 
 void Native::on_done(void *arg, int status)
@@ -151,6 +184,7 @@ void Native::detach()
     // contexts are ours to free, and waiting revocations are done.
     for (Op *op : ops_) delete op;
     ops_.clear();
+    waiting_.clear();
     for (Revocation *r : revocations_) delete r;
     revocations_.clear();
     for (auto &e : exposures_)

@@ -9,6 +9,7 @@
 #include <twinwire/rma.hpp>
 #include <twinwire/transport.h>
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -37,6 +38,10 @@ public:
     bool exposed(uint64_t id) const { return exposures_.count(id) != 0; }
     /// Operations started and not completed.
     bool busy() const { return !ops_.empty(); }
+    /// Operations the transport refused with -EAGAIN (its send queue was
+    /// full), kept in order for retry() when it announces TW_EV_WRITE.
+    bool waiting() const { return !waiting_.empty(); }
+    void retry();
 
     std::vector<std::function<void()>> take_completions();
     /// close(): every exposure revoked, no operation's callback will run.
@@ -62,6 +67,15 @@ private:
         Native *self;
         uint64_t id;
     };
+    struct Waiting {
+        uint32_t op;
+        std::string descriptor;
+        uint64_t offset;
+        void *local;
+        size_t len;
+        Op *ctx;
+    };
+    int submit(const Waiting &w);
     static void on_done(void *arg, int status);
     static void on_revoked(void *arg, int status);
     void queue(std::function<void()> fn);
@@ -73,6 +87,7 @@ private:
     uint64_t next_id_ = 1;
     std::unordered_map<uint64_t, Exposure> exposures_;
     std::unordered_set<Op *> ops_;
+    std::deque<Waiting> waiting_;
     std::unordered_set<Revocation *> revocations_;
     std::vector<std::function<void()>> completions_;
 };
