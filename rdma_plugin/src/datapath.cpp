@@ -427,6 +427,9 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
         // Flushes after we (or the peer) ended the connection say nothing new.
         if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) return;
+        // A receive flushed while RMA is in flight: the send queue's own
+        // completion (a refusal, or a flush) follows and says why.
+        if (wc.status == IBV_WC_WR_FLUSH_ERR && kind == WrKind::Recv && rma_in_flight(c)) return;
         if (kind == WrKind::Rma && rma_wc_status(c, wc) == -TW_EREMOTEACCESS) {
             conn_fail(c, -TW_EWC,
                       "connection " + c->peer_text + ": " + wc_failed(wc, rma_wc_what(c, wc)) +

@@ -151,6 +151,8 @@ const char *rma_wc_what(tw_conn *c, const ibv_wc &wc);
 uint8_t rma_initiator_depth(const Device *dev);
 uint8_t rma_responder_resources(const Device *dev);
 bool rma_has_completions(const tw_conn *c);
+/// RDMA READ / WRITE pieces posted and not completed.
+bool rma_in_flight(const tw_conn *c);
 /// Run queued callbacks (from the loop, never with the host closed).
 void rma_run_completions(tw_conn *c);
 /// Free SQ entries of the connection (shared with the stream).

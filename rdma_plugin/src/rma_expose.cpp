@@ -332,6 +332,8 @@ void rma_release(tw_conn *c)
 
 bool rma_has_completions(const tw_conn *c) { return c->rma && !c->rma->completions.empty(); }
 
+bool rma_in_flight(const tw_conn *c) { return c->rma && !c->rma->in_flight.empty(); }
+
 void rma_run_completions(tw_conn *c)
 {
     std::vector<RmaCompletion> batch;

@@ -142,8 +142,9 @@ int rma_post(tw_conn *c, const tw_rma_request *req)
         r.max_transfer = max_transfer(c);
         r.read_limit = std::max<uint32_t>(1, rma_initiator_depth(c->ldev->dev));
     }
-    // Backpressure: an operation not fully posted waits, or no SQ room.
-    int slot = r.waiting.empty() && rma_sq_free(c) >= 4 ? free_slot(r) : -1;
+    // Backpressure: at most kRmaMaxOps open; the rest waits for the SQ,
+    // the READ limit or staging in rma_pump.
+    int slot = free_slot(r);
     if (slot < 0) {
         c->stats.write_would_block += 1;
         return -EAGAIN;

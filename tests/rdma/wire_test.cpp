@@ -233,6 +233,17 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
               .find("cannot hold one connection") != std::string::npos);
 }
 
+TEST_CASE("rdma.rma_max_transfer defaults to the port's limit (0) and takes 4 KiB to 2 GiB", "[settings]")
+{
+    Settings s;
+    CHECK(load({}, &s) == "");
+    CHECK(s.rma_max_transfer == 0);
+    CHECK(load({{"rdma.rma_max_transfer", "1M"}}, &s) == "");
+    CHECK(s.rma_max_transfer == (1u << 20));
+    CHECK(load({{"rdma.rma_max_transfer", "1k"}}).find("rdma.rma_max_transfer = 1k") != std::string::npos);
+    CHECK(load({{"rdma.rma_max_transfer", "4G"}}).find("between") != std::string::npos);
+}
+
 TEST_CASE("failure texts name the call, the errno or status, and a hint", "[report]")
 {
     std::string t = call_failed("rdma_resolve_addr", ENODEV);

@@ -76,11 +76,12 @@ start_server() { # port log env...
 servers=()
 trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait' EXIT
 
-# One-sided rows: the plugin's rma_post (DEPTH operations in flight on one
+# One-sided rows: the plugin's rma_post (DEPTH operations, default 64 = the plugin's
+# per-connection limit, in flight on one
 # registered buffer, as perftest reuses one buffer) against perftest.
 rma_64k_iters=${COMPARE_RMA64K_ITERS:-2000}
 rma_1m_iters=${COMPARE_RMA1M_ITERS:-200}
-rma_depth=${COMPARE_RMA_DEPTH:-16}
+rma_depth=${COMPARE_RMA_DEPTH:-64}
 tw_rma_run() { # round test size iters op port
     local r=$1 test=$2 size=$3 iters=$4 op=$5 port=$6 log=$out/logs/$1-$2-twinwire-rma.txt
     "$rma_tool" --child rma-bench-client "$srv_ip" "$cli_ip" "$port" "$op" "$size" "$iters" "$rma_depth" \
