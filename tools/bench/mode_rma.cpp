@@ -36,22 +36,20 @@ std::string pattern(size_t slot, size_t len)
     return s;
 }
 
-/// The server's side: an RMA listener whose connections expose `region`, and
-/// a plain one that times what it receives.
+/// The server's side: an RMA listener whose connections each expose a region
+/// of memory the transport lends (registered once over RDMA), and a plain
+/// one that times what it receives.
 struct Server {
-    std::string region; ///< [0, half): read slots, prefilled; [half, 2 half): write slots
+    size_t region_size; ///< [0, half): read slots, prefilled; [half, 2 half): write slots
     size_t slot_size;
     unsigned slots;
+    std::vector<RmaMemoryPtr> regions;
     std::vector<RmaExposurePtr> exposures;
     std::shared_ptr<Listener> rma_listener, stream_listener;
 
     Server(Runtime &rt, const RmaOptions &o, size_t max_size)
-        : region(2 * max_size * o.window, '\0'), slot_size(max_size), slots(o.window)
+        : region_size(2 * max_size * o.window), slot_size(max_size), slots(o.window)
     {
-        for (unsigned k = 0; k < slots; ++k) {
-            std::string p = pattern(k, slot_size);
-            std::memcpy(&region[k * slot_size], p.data(), p.size());
-        }
         ListenOptions lo;
         lo.address = o.listen;
         lo.port = 0;
@@ -63,20 +61,28 @@ struct Server {
     {
         std::string why;
         if (!c->enable_rma(&why)) throw std::runtime_error("enable_rma: " + why);
-        auto e = c->expose(&region[0], region.size(), RmaAccess::read_write, &why);
+        RmaMemoryPtr region = c->rma_memory(region_size, &why);
+        if (!region) throw std::runtime_error("rma_memory: " + why);
+        for (unsigned k = 0; k < slots; ++k) {
+            std::string p = pattern(k, slot_size);
+            std::memcpy(region->data() + k * slot_size, p.data(), p.size());
+        }
+        regions.push_back(region);
+        auto e = c->expose(region->data(), region->size(), RmaAccess::read_write, &why);
         if (!e) throw std::runtime_error("expose: " + why);
         exposures.push_back(e);
         c->write(std::string(1, static_cast<char>(e->descriptor().size())) + e->descriptor());
         auto next = std::make_shared<Connection::RecordHandler>();
         keep.push_back(next);
         auto *again = next.get();
-        *next = [this, again](Connection &conn, std::string line) {
+        const char *base = region->data();
+        *next = [this, again, base](Connection &conn, std::string line) {
             // "CHECK size count": every write slot used holds its pattern.
             unsigned long long size = 0, count = 0;
             if (sscanf(line.c_str(), "CHECK %llu %llu", &size, &count) != 2) return conn.close();
-            size_t bad = 0, half = region.size() / 2;
+            size_t bad = 0, half = region_size / 2;
             for (unsigned k = 0; k < std::min<unsigned long long>(count, slots); ++k)
-                bad += region.compare(half + k * slot_size, size, pattern(k, size), 0, size) != 0;
+                bad += std::memcmp(base + half + k * slot_size, pattern(k, size).data(), size) != 0;
             conn.write(bad ? "BAD " + std::to_string(bad) + "\n" : std::string("OK\n"));
             conn.read_until("\n", 256, *again);
         };
@@ -191,8 +197,13 @@ private:
 
     void run_rma(bool read, size_t size)
     {
-        locals_.assign(o_.window, std::string());
-        for (unsigned k = 0; k < o_.window; ++k) locals_[k] = read ? std::string(size, '\0') : pattern(k, size);
+        size_ = size;
+        // Local buffers the transport lends too (RDMA: no staging copy).
+        std::string why;
+        locals_ = rma_->rma_memory(size * o_.window, &why);
+        if (!locals_) return fail("rma_memory: " + why);
+        if (!read)
+            for (unsigned k = 0; k < o_.window; ++k) std::memcpy(local(k), pattern(k, size).data(), size);
         expected_.clear();
         if (read)
             for (unsigned k = 0; k < o_.window; ++k) expected_.push_back(pattern(k, size));
@@ -208,13 +219,13 @@ private:
 
     void post(unsigned k)
     {
-        const size_t half = server_.region.size() / 2;
+        const size_t half = server_.region_size / 2;
         const uint64_t offset = (read_ ? 0 : half) + k * server_.slot_size;
         auto done = [this, k](std::error_code status, const std::string &reason) {
             in_flight_--;
             if (status && error_.empty()) error_ = status.message() + ": " + reason;
             if (!status) {
-                if (read_ && std::memcmp(locals_[k].data(), expected_[k].data(), size_) != 0 && error_.empty())
+                if (read_ && std::memcmp(local(k), expected_[k].data(), size_) != 0 && error_.empty())
                     error_ = "a read returned other bytes than the exposure holds";
                 ops_++;
                 bytes_ += size_;
@@ -224,8 +235,8 @@ private:
             if (in_flight_ == 0) finish_rma();
         };
         std::string why;
-        std::error_code ec = read_ ? rma_->rma_read(desc_, offset, &locals_[k][0], size_, done, &why)
-                                   : rma_->rma_write(desc_, offset, locals_[k].data(), size_, done, &why);
+        std::error_code ec = read_ ? rma_->rma_read(desc_, offset, local(k), size_, done, &why)
+                                   : rma_->rma_write(desc_, offset, local(k), size_, done, &why);
         if (ec) {
             if (error_.empty()) error_ = "not started: " + ec.message() + ": " + why;
             if (in_flight_ == 0) finish_rma();
@@ -257,7 +268,10 @@ private:
     size_t step_ = 0;
     ConnectionPtr rma_;
     std::string desc_;
-    std::vector<std::string> locals_, expected_;
+    char *local(unsigned k) const { return locals_->data() + size_t(k) * size_; }
+
+    RmaMemoryPtr locals_;
+    std::vector<std::string> expected_;
     bool read_ = false;
     size_t size_ = 0;
     unsigned in_flight_ = 0;

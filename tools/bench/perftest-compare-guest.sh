@@ -88,6 +88,15 @@ tw_rma_run() { # round test size iters op port
         >"$log" 2>"$log.err" || { note "rma-bench-client $op $size failed: see $log.err"; status=1; return; }
     record "$r" "$test" twinwire-rma mb_s "$(awk '$1 == "mib_per_s" { print $2 }' "$log")"
 }
+# The same transfers through the framework's Connection API: twinwire-bench
+# rma (server and client in one process, across the wire), RMA_DEPTH in
+# flight, for COMPARE_RMA_SECONDS.
+bench_rma_run() { # round test size op
+    local r=$1 test=$2 size=$3 op=$4 log=$out/logs/$1-$2-twinwire-bench-rma.txt
+    "$bench" rma --transport rdma --listen "$srv_ip" --source "$cli_ip" -t "rma-$op" -s "$size" -w "$rma_depth" \
+        -D "${COMPARE_RMA_SECONDS:-2}" >"$log" 2>"$log.err" || { note "twinwire-bench rma $op $size failed: see $log"; status=1; return; }
+    record "$r" "$test" twinwire-bench-rma mb_s "$(awk -v t="rma-$op" -v s="$size" '$1 == t && $2 == s { print $3; exit }' "$log")"
+}
 if [ -n "$rma_tool" ]; then
     "$rma_tool" --child rma-bench-server "$srv_ip" >"$out/logs/rma-server.out" 2>"$out/logs/rma-server.err" &
     servers+=($!)
@@ -102,6 +111,7 @@ if [ -n "$rma_tool" ]; then
                 line=$(perftest "$out/logs/$r-rma-$op$k-ib_${op}_bw.txt" "ib_${op}_bw" "$size" "$iters") &&
                     record "$r" "rma-$op$k" "ib_${op}_bw" mb_s "$(echo "$line" | awk '{print $4}')" || status=1
                 tw_rma_run "$r" "rma-$op$k" "$size" "$iters" "$op" "$rma_port"
+                bench_rma_run "$r" "rma-$op$k" "$size" "$op"
             done
         done
     done

@@ -34,6 +34,11 @@ RMA_COMPARISONS = [
     ("rma-read1m", "mb_s", "twinwire-rma", "ib_read_bw"),
     ("rma-write64k", "mb_s", "twinwire-rma", "ib_write_bw"),
     ("rma-write1m", "mb_s", "twinwire-rma", "ib_write_bw"),
+    # The same through the framework's Connection API (twinwire-bench rma).
+    ("rma-read64k", "mb_s", "twinwire-bench-rma", "ib_read_bw"),
+    ("rma-read1m", "mb_s", "twinwire-bench-rma", "ib_read_bw"),
+    ("rma-write64k", "mb_s", "twinwire-bench-rma", "ib_write_bw"),
+    ("rma-write1m", "mb_s", "twinwire-bench-rma", "ib_write_bw"),
 ]
 LABELS = {"lat64": "64 B latency", "bw4k": "4 KiB streaming", "bw64k": "64 KiB streaming",
           "rma-read64k": "64 KiB RDMA READ", "rma-read1m": "1 MiB RDMA READ",
