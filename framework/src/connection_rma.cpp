@@ -33,13 +33,19 @@ bool Connection::enable_rma(std::string *why)
                false;
     if (transport_->ops().caps & TW_CAP_RMA) {
         // Native: the stream stays as it is; completions come from the
-        // transport and run from the loop, never inside it.
+        // transport's event delivery on the loop and run there.
         std::weak_ptr<Connection> weak = shared_from_this();
-        native_ = std::make_unique<rma::Native>(transport_->ops(), conn_, [weak] {
-            if (auto c = weak.lock()) c->loop_->post([weak] {
-                    if (auto c2 = weak.lock()) c2->run_rma_completions();
-                });
-        });
+        native_ = std::make_unique<rma::Native>(
+            transport_->ops(), conn_,
+            [weak] {
+                if (auto c = weak.lock()) c->run_rma_completions(); // c keeps it alive through a close
+            },
+            [weak] {
+                if (auto c = weak.lock())
+                    c->loop_->post([weak] {
+                        if (auto c2 = weak.lock()) c2->run_rma_completions();
+                    });
+            });
         return true;
     }
     rma_ = std::make_unique<rma::Link>();

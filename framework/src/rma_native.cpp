@@ -7,8 +7,8 @@
 
 namespace twinwire::rma {
 
-Native::Native(const tw_transport_ops &ops, tw_conn *conn, std::function<void()> wake)
-    : ops_table_(ops), conn_(conn), wake_(std::move(wake))
+Native::Native(const tw_transport_ops &ops, tw_conn *conn, std::function<void()> run, std::function<void()> wake)
+    : ops_table_(ops), conn_(conn), run_(std::move(run)), wake_(std::move(wake))
 {
 }
 
@@ -24,6 +24,12 @@ void Native::queue(std::function<void()> fn)
 {
     completions_.push_back(std::move(fn));
     if (completions_.size() == 1 && wake_) wake_();
+}
+
+void Native::deliver(std::function<void()> fn)
+{
+    completions_.push_back(std::move(fn));
+    if (run_) run_(); // may close the connection: nothing of this call after it
 }
 
 int Native::expose(void *data, size_t len, uint32_t access, uint64_t *id, std::string *descriptor, std::string *why)
@@ -113,7 +119,9 @@ void Native::on_done(void *arg, int status)
         std::string reason = status ? self->last_error() : std::string();
         if (status && reason.empty()) reason = code.message();
         RmaCallback done = std::move(ctx->done);
-        self->queue([done, code, reason] { done(code, reason); });
+        delete ctx;
+        self->deliver([done, code, reason] { done(code, reason); });
+        return;
     }
     delete ctx;
 }
@@ -144,12 +152,12 @@ void Native::on_revoked(void *arg, int)
     Native *self = r->self;
     self->revocations_.erase(r);
     auto it = self->exposures_.find(r->id);
+    delete r;
     if (it != self->exposures_.end()) {
         std::function<void()> fn = std::move(it->second.revoked);
         self->exposures_.erase(it);
-        if (fn) self->queue(std::move(fn));
+        if (fn) self->deliver(std::move(fn));
     }
-    delete r;
 }
 
 std::vector<std::function<void()>> Native::take_completions()

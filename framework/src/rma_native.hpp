@@ -3,7 +3,9 @@
 // into a window bound to the connection): the host's side of the rma_*
 // members.  It owns the contexts the transport's callbacks carry, turns
 // their statuses into error codes, and queues the application's callbacks
-// for the connection to run from the loop (never inside the transport).
+// for the connection to run: at once when the transport calls back (it does
+// so from its own event delivery on the loop, as for any event), from a
+// posted task when they come out of one of the application's calls.
 #pragma once
 
 #include <twinwire/rma.hpp>
@@ -22,8 +24,8 @@ namespace twinwire::rma {
 
 class Native {
 public:
-    /// `wake` asks the connection to run take_completions() soon, from the loop.
-    Native(const tw_transport_ops &ops, tw_conn *conn, std::function<void()> wake);
+    /// `run` runs take_completions() now; `wake` posts it to the loop.
+    Native(const tw_transport_ops &ops, tw_conn *conn, std::function<void()> run, std::function<void()> wake);
     ~Native();
     Native(const Native &) = delete;
     Native &operator=(const Native &) = delete;
@@ -78,11 +80,15 @@ private:
     int submit(const Waiting &w);
     static void on_done(void *arg, int status);
     static void on_revoked(void *arg, int status);
+    /// From an application's call: run later, from the loop.
     void queue(std::function<void()> fn);
+    /// From the transport's callback: run now (no extra wake-up per completion).
+    void deliver(std::function<void()> fn);
     std::string last_error() const;
 
     const tw_transport_ops &ops_table_;
     tw_conn *conn_;
+    std::function<void()> run_;
     std::function<void()> wake_;
     uint64_t next_id_ = 1;
     std::unordered_map<uint64_t, Exposure> exposures_;
