@@ -25,7 +25,11 @@ for try in 1 2 3 4 5 6 7 8; do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.2
     done
-    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
+    # redis-server may have exited already (the port was taken): under set -e
+    # a failed kill would end the script here, silently, instead of trying the next port.
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=
 done
 [ -n "$port" ] || fail "could not start redis-server on a free port"
 
