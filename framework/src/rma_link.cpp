@@ -53,8 +53,6 @@ std::string hello_bytes()
 
 } // namespace
 
-Link::Link() = default;
-
 void Link::hello(Buffer &out) { out.append(hello_bytes()); }
 
 // The first bytes must be the peer's hello, byte for byte: anything else
@@ -109,12 +107,12 @@ bool Link::demux(Buffer &input, Buffer &out, std::string *why)
         frame_.resize(h.len);
         if (h.len) wire_in_.peek(frame_.data(), h.len);
         wire_in_.drain(h.len);
-        if (!handle(h, frame_.data(), input, out, why)) return false;
+        if (!handle(h, frame_.data(), out, why)) return false;
     }
     return true;
 }
 
-bool Link::handle(const Header &h, const char *p, Buffer &, Buffer &out, std::string *why)
+bool Link::handle(const Header &h, const char *p, Buffer &out, std::string *why)
 {
     switch (h.type) {
     case Frame::end:

@@ -22,8 +22,6 @@ namespace twinwire::rma {
 
 class Link {
 public:
-    Link();
-
     /// The first frame this side sends.
     void hello(Buffer &out);
     /// Raw bytes from the transport go here first.
@@ -94,7 +92,7 @@ private:
     };
 
     bool check_hello(std::string *why);
-    bool handle(const Header &h, const char *p, Buffer &input, Buffer &out, std::string *why);
+    bool handle(const Header &h, const char *p, Buffer &out, std::string *why);
     bool on_read_req(const Header &h, const char *p, Buffer &out, std::string *why);
     bool on_write_data(const Header &h, const char *p, Buffer &out, std::string *why);
     bool on_read_data(const Header &h, const char *p, std::string *why);

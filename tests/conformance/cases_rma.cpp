@@ -40,8 +40,6 @@ std::string unhex(const std::string &text)
 
 uint64_t checksum(const char *p, size_t n) { return twinwire::conformance::checksum(std::string_view(p, n)); }
 
-std::string fill(size_t n, unsigned seed) { return make_payload(n, seed); }
-
 /// A runtime over the transport under test, a listener whose connections
 /// enable RMA, and clients that do too; run() drives it on this thread
 /// until finish() or the wait limit.
@@ -152,7 +150,7 @@ void with_descriptor(Rig &rig, std::function<void(const ConnectionPtr &, const s
 void read_write_sizes(const std::vector<size_t> &sizes, size_t exposure_size)
 {
     Rig rig;
-    std::string memory = fill(exposure_size, 7);
+    std::string memory = make_payload(exposure_size, 7);
     const std::string original = memory;
     RmaExposurePtr exposure;
     std::vector<std::string> failures;
@@ -181,7 +179,7 @@ void read_write_sizes(const std::vector<size_t> &sizes, size_t exposure_size)
             REQUIRE_FALSE(status);
             if (checksum(local->data(), size) != checksum(original.data() + offset, size))
                 failures.push_back("read of " + std::to_string(size) + " B");
-            *local = fill(size, 100 + static_cast<unsigned>(i));
+            *local = make_payload(size, 100 + static_cast<unsigned>(i));
             std::string why2;
             auto ec2 = c->rma_write(desc, offset, local->data(), size,
                                     [&, c, desc, i, size, offset, local, step](std::error_code st, const std::string &r) {
@@ -235,7 +233,7 @@ TEST_CASE("RMA reads and writes of 64 MiB move every byte, checked on both sides
 TEST_CASE("RMA accesses out of bounds or of a mode not exposed are refused and touch nothing", "[rma]")
 {
     Rig rig;
-    std::string memory = fill(4096, 3);
+    std::string memory = make_payload(4096, 3);
     const std::string original = memory;
     RmaExposurePtr exposure;
     serve_exposure(rig, memory, RmaAccess::read, exposure, [&](Connection &conn, const std::string &) {
@@ -293,7 +291,7 @@ TEST_CASE("RMA after revoke is refused, revoke's callback runs later, and a writ
           "[rma]")
 {
     Rig rig;
-    std::string memory = fill(65536, 5);
+    std::string memory = make_payload(65536, 5);
     RmaExposurePtr exposure;
     bool revoke_done = false;
     std::string after_revoke;
@@ -348,7 +346,7 @@ TEST_CASE("RMA after revoke is refused, revoke's callback runs later, and a writ
 TEST_CASE("a descriptor is refused on another connection, and after its own connection closed", "[rma]")
 {
     Rig rig;
-    std::string memory = fill(4096, 9);
+    std::string memory = make_payload(4096, 9);
     RmaExposurePtr exposure;
     int served = 0;
     rig.on_server = [&](const ConnectionPtr &c) {
@@ -386,7 +384,7 @@ TEST_CASE("a descriptor is refused on another connection, and after its own conn
 TEST_CASE("operations in flight when the peer dies complete once, with the connection's error", "[rma]")
 {
     Rig rig;
-    std::string memory = fill(16u << 20, 1);
+    std::string memory = make_payload(16u << 20, 1);
     RmaExposurePtr exposure;
     serve_exposure(rig, memory, RmaAccess::read_write, exposure, [&](Connection &conn, const std::string &) {
         conn.abort(); // dies with the client's transfers in flight
@@ -429,7 +427,7 @@ TEST_CASE("RMA beside the byte stream on the same connection: a 16 MiB write and
         if (line == "WRITTEN") conn.write("SUM " + std::to_string(checksum(memory.data(), memory.size())) + "\n");
         else conn.write("E " + line + "\n");
     });
-    auto local = std::make_shared<std::string>(fill(16u << 20, 77));
+    auto local = std::make_shared<std::string>(make_payload(16u << 20, 77));
     int echoed = 0, wrong = 0;
     bool written = false;
     with_descriptor(rig, [&, local](const ConnectionPtr &c, const std::string &desc) {
@@ -465,7 +463,7 @@ TEST_CASE("RMA beside the byte stream on the same connection: a 16 MiB write and
 TEST_CASE("revoke while a read is in flight cuts the read off with a remote access error", "[rma]")
 {
     Rig rig;
-    std::string memory = fill(64u << 20, 4);
+    std::string memory = make_payload(64u << 20, 4);
     RmaExposurePtr exposure;
     bool revoked = false;
     serve_exposure(rig, memory, RmaAccess::read, exposure, [&](Connection &, const std::string &line) {
@@ -517,7 +515,7 @@ TEST_CASE("memory the transport lends (rma_memory) is exposed and used as the lo
     RmaExposurePtr exposure;
     RmaMemoryPtr served;
     std::string check;
-    const std::string pattern = fill(1u << 20, 31), written = fill(1u << 20, 32);
+    const std::string pattern = make_payload(1u << 20, 31), written = make_payload(1u << 20, 32);
     rig.on_server = [&](const ConnectionPtr &c) {
         std::string why;
         served = c->rma_memory(pattern.size(), &why);
