@@ -153,6 +153,11 @@ bool Connection::rma_exposed(uint64_t id) const
 void Connection::push_output()
 {
     if (!conn_ || finished_) return;
+    // Already waiting for TW_EV_WRITE: the transport took what it could, and
+    // flush() writes the rest when it has room. Trying again on every write
+    // would hand it the whole queue each time (a transport may copy that:
+    // quadratic in the writes queued behind a slow peer).
+    if (want_write_) return;
     if (int err = write_queued(); err < 0) {
         std::weak_ptr<Connection> weak = shared_from_this();
         // Never finish (and run on_close) inside the caller's write().
