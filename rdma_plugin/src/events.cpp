@@ -24,6 +24,9 @@ uint32_t level_events(const tw_conn *c)
     if (c->state == ConnState::Established && !c->error && !c->wr_shut && !c->write_error && !c->sendbuf_out &&
         c->tx_head - c->tx_done < c->tx_size)
         ev |= TW_EV_WRITE;
+    // The peer closed cleanly: a write fails at once (-EPIPE), and a writer
+    // waiting for room must hear it, as a socket reports POLLOUT then.
+    if (c->write_error && !c->wr_shut) ev |= TW_EV_WRITE;
     return ev;
 }
 

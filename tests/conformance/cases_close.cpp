@@ -228,3 +228,48 @@ TEST_CASE("writing to a peer that has gone returns an error and never raises SIG
     CHECK(rc < 0);
     CHECK_FALSE(std::string(client.ops().last_error(client.conn())).empty());
 }
+
+TEST_CASE("a writer that writes only on TW_EV_WRITE learns that the peer has gone: a write fails or TW_EV_ERROR "
+          "comes",
+          "[close][errors]")
+{
+    // Found over fault/rdma: after the peer's clean close the RDMA plugin
+    // refused writes (-EPIPE) but reported neither TW_EV_WRITE nor
+    // TW_EV_ERROR, so a host waiting to flush waited for ever. A socket
+    // reports POLLOUT (and POLLERR) then: the write that follows fails.
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    Endpoint &client = env.connect_both(server);
+    server.endpoints[0]->pause_reading();
+    const std::string chunk = make_payload(64 * 1024, 9);
+    bool blocked = false;
+    int result = 0; // < 0: a write failed, or TW_EV_ERROR came
+    client.manage_interest = false;
+    client.auto_read = false;
+    client.on_event = [&](Endpoint &e, uint32_t events) {
+        if (events & TW_EV_ERROR) {
+            if (!result) result = -1;
+            return true; // the default handling records it
+        }
+        if (!(events & TW_EV_WRITE) || result) return false;
+        for (;;) {
+            ssize_t rc = e.ops().write(e.conn(), chunk.data(), chunk.size());
+            if (rc == -EAGAIN) {
+                blocked = true;
+                break;
+            }
+            if (rc < 0) {
+                result = static_cast<int>(rc);
+                e.ops().set_events(e.conn(), 0);
+                break;
+            }
+        }
+        return false;
+    };
+    REQUIRE(client.ops().set_events(client.conn(), TW_EV_WRITE) == 0);
+    REQUIRE(env.run_until([&] { return blocked; }));
+    server.endpoints[0]->close();
+    INFO("client: " << client.describe());
+    CHECK(env.run_until([&] { return result != 0; }));
+}

@@ -41,7 +41,9 @@
  *     loop iteration after loop iteration, while the host has asked for them
  *     (set_events) and the condition holds.  TW_EV_READ holds while bytes,
  *     end-of-stream or an error can be read.  TW_EV_WRITE holds while write
- *     would accept at least one byte.
+ *     would accept at least one byte, or would fail at once (the peer has
+ *     gone: as poll() reports POLLOUT with POLLERR), so that a host waiting
+ *     to flush learns it.
  *  5. TW_EV_ERROR is reported once, when the connection fails; get_error
  *     and last_error then say why.  Bytes already received stay readable;
  *     after them read returns the error.
