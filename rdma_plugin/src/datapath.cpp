@@ -466,9 +466,9 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (data) c->owed_data += 1;
         else c->owed_ctrl += 1;
     } else {
-        if (kind == WrKind::Rma) rma_on_wc(c);
-        else if (kind == WrKind::RmaInvalidate) rma_on_invalidated(c);
+        if (kind == WrKind::RmaInvalidate) rma_on_invalidated(c);
         on_send_done(c);
+        rma_on_send_done(c);
     }
     conn_pump(c);
     if (c->host_closed) conn_check_linger(c);

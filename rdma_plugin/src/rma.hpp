@@ -60,6 +60,7 @@ struct RmaPiece {
     uint8_t *bounce_from; ///< ... from here
     uint64_t staging_end; ///< staging bytes freed by its completion
     bool read;
+    uint64_t wr_seq = 0;  ///< the connection's wr_posted after it: done once wr_done reaches it
 };
 
 struct RmaOp {
@@ -96,6 +97,7 @@ struct RmaConn {
     std::deque<tw_rma_exposure *> invalidating;       ///< LOCAL_INV posted, FIFO
     std::vector<RmaCompletion> completions; ///< to run from the loop
     uint32_t next_exposure_id = 1;
+    bool delivering = false;        ///< callbacks running: rma_post queues, one pump after them
     uint32_t reads_in_flight = 0;
     uint32_t read_limit = 0;        ///< QP's initiator depth
     uint64_t max_transfer = 0;      ///< bytes per work request
@@ -140,8 +142,9 @@ uint32_t rma_local_lkey(tw_conn *c, const void *p, size_t len, bool writable);
 int rma_post(tw_conn *c, const tw_rma_request *req);
 /// Post what waits, as far as the send queue and the READ limit allow.
 void rma_pump(tw_conn *c);
-/// A successful RDMA READ / WRITE completion (wr kind Rma).
-void rma_on_wc(tw_conn *c);
+/// A signalled send completion moved wr_done: every piece posted up to it is
+/// done (pieces are signalled selectively; the SQ completes in order).
+void rma_on_send_done(tw_conn *c);
 /// A failed one: records the operation's status (-TW_EREMOTEACCESS for a
 /// refusal, else 0: the connection's error) and returns it.
 int rma_wc_status(tw_conn *c, const ibv_wc &wc);

@@ -338,11 +338,15 @@ void rma_run_completions(tw_conn *c)
 {
     std::vector<RmaCompletion> batch;
     batch.swap(c->rma->completions);
+    c->rma->delivering = true;
     for (RmaCompletion &k : batch) {
         // close() in an earlier callback: no callback runs after it.
         if (!c->host_closed && k.cb) k.cb(k.arg, k.status);
         delete k.exposure;
     }
+    // close() keeps c->rma (it is freed with the connection).
+    if (c->rma) c->rma->delivering = false;
+    if (!c->host_closed && c->rma) rma_pump(c);
 }
 
 int rma_mem_get(tw_conn *c, size_t len, tw_buf *out)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // rma_post: RDMA READ / WRITE between `local` and the peer's exposure,
 // split to the port's max_msg_sz (or rdma.rma_max_transfer), sharing the
-// send queue with the stream (every piece is a counted, signalled WR).
+// send queue with the stream (every piece is a counted WR; only the last of
+// a burst is signalled, and any signalled completion finishes the pieces
+// posted before it: a send queue completes in order).
 // Local memory that is lent (rma_mem_get) or inside one of this
 // connection's exposures is used in place with its lkey; any other memory
 // bounces through a staging area registered once per connection, so no
@@ -58,6 +60,18 @@ int free_slot(RmaConn &r)
     return static_cast<int>(r.ops.size() - 1);
 }
 
+/// Whether the piece about to be posted may be the last for a while: then it
+/// must be signalled, or nothing would ever report the burst done. The pump
+/// stops when the queue empties, at the READ limit or when the SQ runs low;
+/// bounced pieces are always signalled (their staging is freed per piece).
+bool ends_burst(const tw_conn *c, const RmaConn &r, const RmaOp &op, uint64_t bytes)
+{
+    if (!op.direct) return true;
+    if (op.posted + bytes == op.len && r.waiting.size() == 1) return true;
+    if (op.read && r.reads_in_flight + 1 >= r.read_limit) return true;
+    return rma_sq_free(c) <= 3;
+}
+
 /// Post one piece of `op`; false when nothing could be posted now.
 bool post_piece(tw_conn *c, RmaConn &r, uint32_t index)
 {
@@ -103,11 +117,13 @@ bool post_piece(tw_conn *c, RmaConn &r, uint32_t index)
     wr.num_sge = 1;
     wr.wr.rdma.remote_addr = op.remote + op.posted;
     wr.wr.rdma.rkey = op.rkey;
+    bool signal = ends_burst(c, r, op, bytes);
+    if (!post_chain(c, &wr, &wr, 1, signal)) return false;
+    piece.wr_seq = c->wr_posted;
     r.in_flight.push_back(piece);
     op.posted += bytes;
     if (op.read) r.reads_in_flight += 1;
-    // Signalled: its completion finishes the piece (and frees SQ entries).
-    return post_chain(c, &wr, &wr, 1, true);
+    return true;
 }
 
 } // namespace
@@ -172,7 +188,9 @@ int rma_post(tw_conn *c, const tw_rma_request *req)
 
 void rma_pump(tw_conn *c)
 {
-    if (!c->rma || c->state != ConnState::Established || c->error || !c->qp) return;
+    // While callbacks run, their rma_post calls only queue: one pump after
+    // them posts the whole burst with one signalled work request.
+    if (!c->rma || c->rma->delivering || c->state != ConnState::Established || c->error || !c->qp) return;
     RmaConn &r = *c->rma;
     rma_post_invalidations(c);
     bool had_waiting = !r.waiting.empty();
@@ -186,22 +204,24 @@ void rma_pump(tw_conn *c)
     if (had_waiting && r.waiting.empty()) mark_ready(c); // room for rma_post again
 }
 
-void rma_on_wc(tw_conn *c)
+void rma_on_send_done(tw_conn *c)
 {
-    if (!c->rma || c->rma->in_flight.empty()) return;
+    if (!c->rma) return;
     RmaConn &r = *c->rma;
-    RmaPiece piece = r.in_flight.front();
-    r.in_flight.pop_front();
-    if (piece.read) r.reads_in_flight -= 1;
-    RmaOp &op = r.ops[piece.op];
-    if (piece.bounce_to && !op.cancelled) std::memcpy(piece.bounce_to, piece.bounce_from, piece.bytes);
-    r.staging_tail = std::max(r.staging_tail, piece.staging_end);
-    op.done += piece.bytes;
-    if (op.done == op.len && op.live) {
-        op.live = false;
-        if (!op.cancelled) {
-            r.completions.push_back(RmaCompletion{op.cb, op.arg, 0, nullptr});
-            mark_ready(c);
+    while (!r.in_flight.empty() && r.in_flight.front().wr_seq <= c->wr_done) {
+        RmaPiece piece = r.in_flight.front();
+        r.in_flight.pop_front();
+        if (piece.read) r.reads_in_flight -= 1;
+        RmaOp &op = r.ops[piece.op];
+        if (piece.bounce_to && !op.cancelled) std::memcpy(piece.bounce_to, piece.bounce_from, piece.bytes);
+        r.staging_tail = std::max(r.staging_tail, piece.staging_end);
+        op.done += piece.bytes;
+        if (op.done == op.len && op.live) {
+            op.live = false;
+            if (!op.cancelled) {
+                r.completions.push_back(RmaCompletion{op.cb, op.arg, 0, nullptr});
+                mark_ready(c);
+            }
         }
     }
 }
