@@ -344,9 +344,9 @@ void rma_run_completions(tw_conn *c)
         if (!c->host_closed && k.cb) k.cb(k.arg, k.status);
         delete k.exposure;
     }
-    // close() keeps c->rma (it is freed with the connection).
-    if (c->rma) c->rma->delivering = false;
-    if (!c->host_closed && c->rma) rma_pump(c);
+    // c->rma lives as long as c (freed in conn_delete, never from a callback).
+    c->rma->delivering = false;
+    if (!c->host_closed) rma_pump(c);
 }
 
 int rma_mem_get(tw_conn *c, size_t len, tw_buf *out)
