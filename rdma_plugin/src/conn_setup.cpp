@@ -139,15 +139,19 @@ int setup_qp(tw_conn *c, std::string *why)
 
     c->rx = c->block->ring;
     c->rx_size = s.ring_size;
+    c->grant.mem = c->rx;
+    c->grant.size = c->rx_size;
+    c->grant.mr = c->block->ring_mr;
     c->tx = c->block->local;
     c->tx_size = s.send_buffer_size;
+    c->tx_ring = TxRing{c->tx, c->tx_size, c->block->lkey, nullptr, 0};
     c->recv_bufs = c->tx + s.send_buffer_size;
     c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
     // The windows after the QP, never before: a process that dies with its
     // windows bound has its verbs objects destroyed newest first, and on rxe
     // a QP destroyed while a bound window still references it waits 50 s
     // for that reference (the killed-peer cases spent their time there).
-    int rc = grant_prepare(c, why);
+    int rc = grant_prepare(c, c->grant, why);
     if (rc) return rc;
     rc = post_recvs(c, 0, s.recv_depth);
     if (rc) {
@@ -163,6 +167,7 @@ void established(tw_conn *c)
     c->was_established = true;
     c->connected_pending = true;
     c->last_rx_ns = now_ns(c->loop->t);
+    c->last_data_ns = c->last_rx_ns;
     c->deadline_ns = 0;
     if (c->is_client) c->loop->t->counters.connections_connected += 1;
     else c->loop->t->counters.connections_accepted += 1;
@@ -460,7 +465,8 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     rma_on_fail(c);
     // A failed (or dead) peer loses its right to write at once; the bytes
     // it wrote stay readable.
-    grant_revoke(c);
+    grant_revoke(c, c->grant);
+    grant_revoke(c, c->next);
     if (c->state != ConnState::Established || c->host_closed) {
         // No data can be lost: release the verbs resources now (a client that
         // timed out lets the server see its request die).
@@ -487,7 +493,7 @@ void conn_teardown(tw_conn *c)
     // Withdraw the rkey before anything else: once the window is gone no
     // peer (nor anyone holding its rkey) can reach the block, so it can be
     // reused at once.
-    bool revoked = grant_revoke(c);
+    bool revoked = resize_teardown(c, grant_revoke(c, c->grant));
     rma_drop_windows(c); // before the QP: a bound window would hold its destruction
     if (c->id) {
         if (c->qp && !c->disconnected && c->state == ConnState::Established) rdma_disconnect(c->id);
@@ -594,6 +600,7 @@ void conn_tick(tw_conn *c, uint64_t now)
         c->ka_sent_ns = now;
         conn_pump(c);
     }
+    resize_on_tick(c, now);
 }
 
 } // namespace twrdma

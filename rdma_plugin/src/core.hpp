@@ -11,6 +11,7 @@
 #include "wire.hpp"
 
 #include <twinwire/plugin.h>
+#include <twinwire/rdma.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -78,9 +79,16 @@ inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 
 /// The one thing a peer may write: the free part of our receive ring,
 /// through type-2 memory windows bound to our QP, one per ring segment
-/// (ring_grant.cpp).  Segments are counted cumulatively: segment g covers
-/// ring bytes [g * seg, (g + 1) * seg) of the stream, window g % 8, lap g / 8.
+/// (ring_grant.cpp).  Segments are counted cumulatively from the ring's
+/// start in the stream (`base`): segment g covers stream bytes
+/// [base + g * seg, base + (g + 1) * seg), window g % 8, lap g / 8.
 struct RingGrant {
+    uint8_t *mem = nullptr;      ///< the ring
+    uint64_t size = 0;
+    ibv_mr *mr = nullptr;        ///< its registration (windows are bound over it)
+    SpareRing *spare = nullptr;  ///< from the pool's spare rings; nullptr: the block's own
+    uint64_t base = 0;           ///< stream offset of the ring's first byte
+    uint32_t gen = 0;            ///< which ring of the connection (signal marks name it)
     ibv_mw *mw[kRingSegments] = {};
     uint32_t lap0_rkey[kRingSegments] = {}; ///< key of each window's first binding
     uint64_t seg = 0;         ///< segment size (rx_size / kRingSegments)
@@ -96,6 +104,22 @@ struct SignalMark {
     uint64_t tx_end;   ///< tx_posted after it
     uint64_t ctrl_end; ///< ctrl_posted after it
     uint64_t binds_end; ///< grant.binds_posted after it
+    uint32_t grant_gen; ///< grant.gen when it was posted
+};
+
+/// A receive ring being replaced (ring_resize.cpp): Binding the new ring's
+/// windows, Offering it (RESIZE waits for a credit), Offered to the peer,
+/// then Draining the old one (windows invalidated, bytes still read) after
+/// RESIZE_ACK.
+enum class Resize : uint8_t { None, Binding, Offering, Offered, Draining };
+
+/// A TX staging ring: the block's own, or a spare ring while writes need more.
+struct TxRing {
+    uint8_t *mem = nullptr;
+    uint64_t size = 0;
+    uint32_t lkey = 0;
+    SpareRing *spare = nullptr;
+    uint64_t base = 0; ///< stream offset of its first byte
 };
 
 } // namespace twrdma
@@ -159,9 +183,10 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::WireHello peer{};
     twrdma::WireHello client_hello{}; ///< server: what the client sent
 
-    // receive ring (the peer writes here)
+    // receive ring (the peer writes here): grant.mem, grant.size, from grant.base
     uint8_t *rx = nullptr;
     uint64_t rx_size = 0;
+    uint64_t rx_base = 0;
     uint64_t rx_head = 0;     ///< consumed by the application
     uint64_t rx_tail = 0;     ///< arrived
     uint64_t rx_reported = 0; ///< consumed count last sent to the peer
@@ -169,9 +194,26 @@ struct tw_conn : twrdma::CmOwner {
     bool rd_shut = false;
     bool borrowed = false;
 
-    // send staging ring
+    // adaptive rings (ring_resize.cpp)
+    twrdma::Resize resize = twrdma::Resize::None;
+    twrdma::RingGrant next;       ///< the ring offered (Binding, Offered) or left (Draining)
+    uint64_t resize_seq = 0;      ///< Binding: wr seq of the binds; Draining: of the last invalidation
+    bool peer_waiting = false;    ///< the peer's last data said more waits for ring space
+    uint64_t last_data_ns = 0;    ///< data sent or received (idle shrink)
+    uint32_t grant_gens = 1;      ///< rings this connection had
+    uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;
+    // what the peer offered in RESIZE, until our RESIZE_ACK switches to it
+    bool want_resize_ack = false;
+    uint64_t peer_next_addr = 0;
+    uint64_t peer_next_size = 0;
+    uint32_t peer_next_rkeys[twrdma::kRingSegments] = {};
+
+    // send staging ring: tx (tx_ring.mem), tx_size; old_tx drains after a switch
     uint8_t *tx = nullptr;
     uint64_t tx_size = 0;
+    twrdma::TxRing tx_ring;
+    twrdma::TxRing old_tx;        ///< size 0: none
+    uint64_t old_tx_end = 0;
     uint64_t tx_head = 0;   ///< accepted from the application
     uint64_t tx_posted = 0; ///< handed to the device
     uint64_t tx_done = 0;   ///< covered by a signalled completion
@@ -179,9 +221,10 @@ struct tw_conn : twrdma::CmOwner {
     bool wr_shut = false;
     int write_error = 0; ///< after the peer went away cleanly: -EPIPE
 
-    // the peer's receive ring
+    // the peer's receive ring (peer.ring_addr, peer.ring_size from r_base)
     uint64_t r_written = 0;
     uint64_t r_consumed = 0;
+    uint64_t r_base = 0;
 
     // credits (receives)
     uint32_t send_credits = 0; ///< peer receives we may still use
@@ -232,6 +275,8 @@ struct tw_transport_loop {
     tw_watch *cm_watch = nullptr;
     tw_timer *tick = nullptr;
     bool tick_armed = false;
+    tw_timer *refill = nullptr; ///< one-shot: register spare rings (loop.cpp)
+    bool refill_armed = false;
     std::vector<std::unique_ptr<twrdma::LoopDevice>> devs;
     std::unordered_map<uint32_t, tw_conn *> serials;
     uint32_t next_serial = 1;
@@ -259,6 +304,9 @@ LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why);
 int cq_reserve(LoopDevice *ld, int entries, std::string *why);
 void cq_release(LoopDevice *ld, int slot, int entries);
 void ensure_tick(tw_transport_loop *l);
+/// A connection found no spare ring of the size it needs: register one from
+/// a timer, right after the current operation.
+void refill_soon(tw_transport_loop *l);
 void reap_now(tw_transport_loop *l);
 int has_pending(tw_transport_loop *l);
 int process_pending(tw_transport_loop *l);
@@ -297,6 +345,9 @@ uint32_t sq_free(const tw_conn *c);
 bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t count, bool force_signal);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
+/// A zero-length, signalled RDMA WRITE: consumes no peer receive, and its
+/// completion frees the TX ring behind unsignalled writes.
+void post_fence(tw_conn *c);
 int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
 /// Bind our ring's segment windows (once established); RING follows their completion.
 void conn_bind_ring(tw_conn *c);
@@ -307,17 +358,49 @@ uint64_t reportable_consumed(const tw_conn *c);
 void conn_check_linger(tw_conn *c);
 
 // --- ring_grant.cpp: the peer's one remote right ---------------------------
-/// Allocate the connection's segment windows (setup, after the QP).
-int grant_prepare(tw_conn *c, std::string *why);
-/// The bind work request of cumulative segment `g` (QP in RTS).
-ibv_send_wr grant_bind_wr(tw_conn *c, uint64_t g);
+/// Allocate the segment windows of `g` (setup, after the QP), or take new
+/// keys on windows it already has; the ring (mem, size, mr) is set.
+int grant_prepare(tw_conn *c, RingGrant &g, std::string *why);
+/// The bind work request of cumulative segment `seg` of `g` (QP in RTS).
+ibv_send_wr grant_bind_wr(tw_conn *c, RingGrant &g, uint64_t seg);
 /// After posting that bind: the window's key is the new one from now on.
-void grant_bind_posted(tw_conn *c, uint64_t g);
-/// The invalidation work request of cumulative segment `g` (filled).
-ibv_send_wr grant_invalidate_wr(tw_conn *c, uint64_t g);
-/// Withdraw the peer's rkey (deallocate the window).  False when that
-/// failed: the peer may still hold a valid rkey, the block must be retired.
-bool grant_revoke(tw_conn *c);
+void grant_bind_posted(RingGrant &g, uint64_t seg);
+/// The invalidation work request of cumulative segment `seg` (filled).
+ibv_send_wr grant_invalidate_wr(tw_conn *c, RingGrant &g, uint64_t seg);
+/// Withdraw the peer's rkeys (deallocate the windows).  False when that
+/// failed: the peer may still hold a valid rkey, the ring must be retired.
+bool grant_revoke(tw_conn *c, RingGrant &g);
+
+// --- ring_resize.cpp: rings that grow under load and shrink when idle -------
+/// Where stream byte `pos` (arrived, not consumed) is in our receive rings,
+/// and how many bytes follow it contiguously in that ring (at most `max`).
+uint8_t *rx_span(const tw_conn *c, uint64_t pos, uint64_t *len, uint64_t max);
+/// Free bytes of the current TX staging ring.
+uint64_t tx_space(const tw_conn *c);
+/// Where TX stream byte `pos` lives, its lkey and contiguous bytes (at most `max`).
+uint8_t *tx_span(const tw_conn *c, uint64_t pos, uint32_t *lkey, uint64_t *len, uint64_t max);
+/// A write found the TX ring full of bytes in flight, or a lent buffer of
+/// `need` bytes cannot fit it: move to a larger one.  True when it did.
+bool tx_grow(tw_conn *c, uint64_t need);
+/// The receiver's side of a resize, from conn_pump: start growing (the
+/// reader drained the ring while the peer waited) or shrinking, bind the
+/// new windows, offer them, withdraw the old ones, free the old ring.
+void resize_pump(tw_conn *c);
+/// RESIZE arrived (the sender's side): the ring to switch to.
+void resize_on_offer(tw_conn *c, const WireCtrl &m, const uint8_t *buf);
+/// RESIZE_ACK arrived: bytes from `m.sent` on go to the new ring.
+void resize_on_ack(tw_conn *c, const WireCtrl &m);
+/// Our RESIZE_ACK is posted at stream offset r_written: write the new ring.
+void resize_switch_peer_ring(tw_conn *c);
+/// The connection's rings for TW_RDMA_CTRL_GET_RINGS.
+void conn_rings(const tw_conn *c, tw_rdma_rings *out);
+/// From the tick: shrink rings idle for rdma.ring_idle_ms.
+void resize_on_tick(tw_conn *c, uint64_t now);
+/// Teardown: withdraw the extra windows, give the spare rings back (or
+/// retire receive rings a peer may still write).  `revoked`: the current
+/// grant's windows are gone.  Returns whether the block's own ring is safe
+/// to reuse.
+bool resize_teardown(tw_conn *c, bool revoked);
 
 // --- listener.cpp ----------------------------------------------------------
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out);

@@ -57,7 +57,7 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
     c->wr_posted = seq_after;
     if (signal) {
         c->last_signal_seq = seq_after;
-        c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted, c->grant.binds_posted});
+        c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted, c->grant.binds_posted, c->grant.gen});
     }
     return true;
 }
@@ -72,12 +72,15 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
     m.credits = take_owed(c, owed_total(c));
     m.consumed = reportable_consumed(c);
     c->rx_reported = m.consumed;
-    if (type == Ctrl::Shutdown) m.sent = c->r_written;
+    if (type == Ctrl::Shutdown || type == Ctrl::ResizeAck) m.sent = c->r_written;
     uint8_t *slot = c->ctrl_bufs + (c->ctrl_posted % Settings::kCtrlSlots) * kRecvBufSize;
     uint32_t len = sizeof(WireCtrl);
-    if (type == Ctrl::Ring) {
-        m.sent = reinterpret_cast<uint64_t>(c->rx);
-        WireRing wire = ring_to_wire(m, c->grant.lap0_rkey);
+    if (ctrl_has_keys(m.type)) {
+        // RING names the ring the stream starts in, RESIZE the one offered.
+        const RingGrant &g = type == Ctrl::Ring ? c->grant : c->next;
+        m.sent = reinterpret_cast<uint64_t>(g.mem);
+        if (type == Ctrl::Resize) m.rkey = static_cast<uint32_t>(g.size);
+        WireRing wire = ring_to_wire(m, g.lap0_rkey);
         std::memcpy(slot, &wire, sizeof wire);
         len = sizeof wire;
     } else {
@@ -101,8 +104,8 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
     return true;
 }
 
-/// A zero-length, signalled RDMA WRITE: consumes no peer receive, and its
-/// completion frees the TX ring behind unsignalled writes.
+} // namespace
+
 void post_fence(tw_conn *c)
 {
     if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2 || !c->peer_ring_known) return;
@@ -116,6 +119,8 @@ void post_fence(tw_conn *c)
     post_chain(c, &wr, &wr, 1, true);
 }
 
+namespace {
+
 /// WRITEs one data message may take (one per segment of the peer's ring).
 constexpr uint32_t kMaxPieces = 4;
 
@@ -124,7 +129,8 @@ bool pump_data(tw_conn *c)
 {
     // Nothing to write into before the peer named its ring (RING).
     while (c->tx_posted < c->tx_head && !c->error && c->peer_ring_known) {
-        uint64_t r_free = c->peer.ring_size - (c->r_written - c->r_consumed);
+        // Bytes before r_base went to the peer's previous ring.
+        uint64_t r_free = c->peer.ring_size - (c->r_written - std::max(c->r_consumed, c->r_base));
         if (c->send_credits <= c->peer.credit_reserve || r_free == 0) {
             if (!c->stalled) {
                 c->stalled = true;
@@ -142,8 +148,13 @@ bool pump_data(tw_conn *c)
         // per segment touched: at most kMaxPieces, one SQ entry kept free.
         const uint64_t seg = c->peer.ring_size / kRingSegments;
         const uint32_t pieces = std::min<uint32_t>(kMaxPieces, sq_free(c) - 1);
-        uint64_t reach = seg - c->r_written % seg + uint64_t(pieces - 1) * seg;
+        uint64_t reach = seg - (c->r_written - c->r_base) % seg + uint64_t(pieces - 1) * seg;
         uint64_t n = std::min<uint64_t>({c->tx_head - c->tx_posted, r_free, kImmMaxLen, reach});
+        // A message never spans two TX rings (after tx_grow, the old one drains first).
+        if (c->old_tx.size && c->tx_posted < c->old_tx_end) n = std::min(n, c->old_tx_end - c->tx_posted);
+        // More waits than the peer's ring holds now: say so (version 4), the
+        // receiver's cue to offer a larger ring.
+        bool more = c->version >= kProtoResize && n == r_free && c->tx_head - c->tx_posted > n;
         // Each WRITE with up to two SGEs (our ring wraps); only the last
         // carries the immediate.
         ibv_send_wr wrs[kMaxPieces]{};
@@ -152,7 +163,7 @@ bool pump_data(tw_conn *c)
         uint64_t done = 0;
         uint32_t inline_max = c->ldev->max_inline;
         while (done < n) {
-            uint64_t pos = c->r_written + done;
+            uint64_t pos = c->r_written + done - c->r_base; // in the peer's ring
             uint64_t roff = pos % c->peer.ring_size;
             uint64_t piece = std::min<uint64_t>(n - done, seg - pos % seg);
             ibv_send_wr &wr = wrs[count];
@@ -160,11 +171,12 @@ bool pump_data(tw_conn *c)
             int nsge = 0;
             uint64_t got = 0;
             while (got < piece) {
-                uint64_t loff = (local + got) % c->tx_size;
-                uint64_t chunk = std::min<uint64_t>(piece - got, c->tx_size - loff);
-                sges[count][nsge].addr = reinterpret_cast<uint64_t>(c->tx + loff);
+                uint64_t chunk = 0;
+                uint32_t lkey = 0;
+                uint8_t *at = tx_span(c, local + got, &lkey, &chunk, piece - got);
+                sges[count][nsge].addr = reinterpret_cast<uint64_t>(at);
                 sges[count][nsge].length = static_cast<uint32_t>(chunk);
-                sges[count][nsge].lkey = c->block->lkey;
+                sges[count][nsge].lkey = lkey;
                 ++nsge;
                 got += chunk;
             }
@@ -183,13 +195,14 @@ bool pump_data(tw_conn *c)
         ibv_send_wr &last = wrs[count - 1];
         last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         uint32_t credits = take_owed(c, kImmMaxCredits);
-        last.imm_data = htonl(imm_encode(credits, static_cast<uint32_t>(n)));
+        last.imm_data = htonl(imm_encode(credits, static_cast<uint32_t>(n), more ? kImmTypeDataMore : kImmTypeData));
         c->tx_posted += n;
         c->r_written += n;
         c->send_credits -= 1;
         if (!post_chain(c, &wrs[0], &last, count, false)) return false;
         c->stats.bytes_sent += n;
         c->stats.messages_sent += 1;
+        c->last_data_ns = now_ns(c->loop->t);
     }
     return c->tx_posted == c->tx_head;
 }
@@ -210,6 +223,15 @@ void pump_control(tw_conn *c, bool data_all_posted)
         if (c->want_ring && control_allowed(c, Ctrl::Ring)) {
             c->want_ring = false;
             if (!send_ctrl(c, Ctrl::Ring, false)) return;
+        } else if (c->want_resize_ack && control_allowed(c, Ctrl::ResizeAck)) {
+            // Every byte written so far went to the old ring; the rest go
+            // to the new one, which RESIZE named.
+            c->want_resize_ack = false;
+            if (!send_ctrl(c, Ctrl::ResizeAck, false)) return;
+            resize_switch_peer_ring(c);
+        } else if (c->resize == Resize::Offering && control_allowed(c, Ctrl::Resize)) {
+            c->resize = Resize::Offered;
+            if (!send_ctrl(c, Ctrl::Resize, false)) return;
         } else if (c->want_ka_ack && control_allowed(c, Ctrl::KeepaliveAck)) {
             c->want_ka_ack = false;
             if (!send_ctrl(c, Ctrl::KeepaliveAck, false)) return;
@@ -257,11 +279,15 @@ bool add_credits(tw_conn *c, uint32_t credits)
 void on_data(tw_conn *c, uint32_t imm_host)
 {
     Imm imm = imm_decode(imm_host);
-    if (imm.type != kImmTypeData) return bad_frame(c, format("immediate of unknown type %u", imm.type));
+    if (imm.type != kImmTypeData && !(imm.type == kImmTypeDataMore && c->version >= kProtoResize))
+        return bad_frame(c, format("immediate of unknown type %u", imm.type));
     if (imm.len == 0) return bad_frame(c, "data write of length 0");
     if (c->peer_eof) return bad_frame(c, "data after SHUTDOWN");
-    if (c->rx_tail + imm.len - c->rx_reported > c->rx_size)
+    // Bytes before rx_base are in the previous ring, not this one.
+    if (c->rx_tail + imm.len - std::max(c->rx_reported, c->rx_base) > c->rx_size)
         return bad_frame(c, format("data write of %u bytes overflows the receive ring", imm.len));
+    c->peer_waiting = imm.type == kImmTypeDataMore;
+    c->last_data_ns = now_ns(c->loop->t);
     if (!add_credits(c, imm.credits)) return;
     c->rx_tail += imm.len;
     c->stats.bytes_received += imm.len;
@@ -305,6 +331,14 @@ void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
         c->peer.ring_addr = m.sent;
         c->peer_ring_known = true;
         break;
+    case Ctrl::Resize:
+        resize_on_offer(c, m, buf);
+        if (c->error) return;
+        break;
+    case Ctrl::ResizeAck:
+        resize_on_ack(c, m);
+        if (c->error) return;
+        break;
     }
     mark_ready(c);
 }
@@ -317,7 +351,8 @@ void on_send_done(tw_conn *c)
     c->wr_done = m.wr_seq;
     c->tx_done = std::max(c->tx_done, m.tx_end);
     c->ctrl_done = std::max(c->ctrl_done, m.ctrl_end);
-    c->grant.binds_done = std::max(c->grant.binds_done, m.binds_end);
+    // Marks posted before a ring switch count binds of the previous ring.
+    if (m.grant_gen == c->grant.gen) c->grant.binds_done = std::max(c->grant.binds_done, m.binds_end);
     if (!c->ring_named && c->grant.binds_done >= kRingSegments) {
         // Every window is bound: name the ring to the peer.
         c->ring_named = true;
@@ -365,19 +400,21 @@ void conn_bind_ring(tw_conn *c)
     // completion covers the others), RING once it completed.
     ibv_send_wr wrs[kRingSegments];
     for (uint32_t i = 0; i < kRingSegments; ++i) {
-        wrs[i] = grant_bind_wr(c, i);
+        wrs[i] = grant_bind_wr(c, g, i);
         wrs[i].next = i + 1 < kRingSegments ? &wrs[i + 1] : nullptr;
     }
     g.binds_posted = kRingSegments;
     if (!post_chain(c, &wrs[0], &wrs[kRingSegments - 1], kRingSegments, true)) return;
-    for (uint32_t i = 0; i < kRingSegments; ++i) grant_bind_posted(c, i);
+    for (uint32_t i = 0; i < kRingSegments; ++i) grant_bind_posted(g, i);
 }
 
 uint64_t reportable_consumed(const tw_conn *c)
 {
+    // Bytes of a previous ring: the peer never writes it again.
+    if (c->rx_head <= c->rx_base) return c->rx_head;
     const RingGrant &g = c->grant;
-    if (g.binds_done < kRingSegments) return 0;
-    return std::min(c->rx_head, g.binds_done * g.seg - c->rx_size);
+    if (g.binds_done < kRingSegments) return c->rx_base;
+    return c->rx_base + std::min(c->rx_head - c->rx_base, g.binds_done * g.seg - c->rx_size);
 }
 
 namespace {
@@ -389,18 +426,21 @@ void pump_grants(tw_conn *c)
 {
     RingGrant &g = c->grant;
     if (g.binds_posted < kRingSegments) return;
-    while (g.invalidated < g.binds_posted && (g.invalidated + 1) * g.seg <= c->rx_tail && sq_free(c) >= 2) {
-        ibv_send_wr wr = grant_invalidate_wr(c, g.invalidated);
+    // Positions in this ring (the stream's bytes from rx_base on).
+    const uint64_t tail = c->rx_tail - c->rx_base;
+    const uint64_t head = c->rx_head > c->rx_base ? c->rx_head - c->rx_base : 0;
+    while (g.invalidated < g.binds_posted && (g.invalidated + 1) * g.seg <= tail && sq_free(c) >= 2) {
+        ibv_send_wr wr = grant_invalidate_wr(c, g, g.invalidated);
         g.invalidated += 1;
         if (!post_chain(c, &wr, &wr, 1, false)) return;
     }
     // Segment b's previous lap (b - 8) must be invalidated and consumed.
-    while (g.binds_posted < g.invalidated + kRingSegments &&
-           (g.binds_posted + 1) * g.seg <= c->rx_head + c->rx_size && sq_free(c) >= 2) {
-        ibv_send_wr wr = grant_bind_wr(c, g.binds_posted);
+    while (g.binds_posted < g.invalidated + kRingSegments && (g.binds_posted + 1) * g.seg <= head + c->rx_size &&
+           sq_free(c) >= 2) {
+        ibv_send_wr wr = grant_bind_wr(c, g, g.binds_posted);
         g.binds_posted += 1;
         if (!post_chain(c, &wr, &wr, 1, true)) return;
-        grant_bind_posted(c, g.binds_posted - 1);
+        grant_bind_posted(g, g.binds_posted - 1);
     }
 }
 
@@ -410,6 +450,8 @@ void conn_pump(tw_conn *c)
 {
     if (c->state != ConnState::Established || c->error || !c->qp) return;
     pump_grants(c);
+    if (c->error) return;
+    resize_pump(c);
     if (c->error) return;
     check_credit_report(c);
     bool all_posted = pump_data(c);
@@ -495,9 +537,9 @@ ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt)
         uint64_t want = std::min<uint64_t>(iov[i].iov_len, avail - total);
         uint64_t done = 0;
         while (done < want) {
-            uint64_t off = (c->rx_head + total + done) % c->rx_size;
-            uint64_t chunk = std::min(want - done, c->rx_size - off);
-            std::memcpy(static_cast<uint8_t *>(iov[i].iov_base) + done, c->rx + off, chunk);
+            uint64_t chunk = 0;
+            const uint8_t *at = rx_span(c, c->rx_head + total + done, &chunk, want - done);
+            std::memcpy(static_cast<uint8_t *>(iov[i].iov_base) + done, at, chunk);
             done += chunk;
         }
         total += want;
@@ -520,21 +562,28 @@ ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt)
     size_t want = 0;
     for (int i = 0; i < iovcnt; ++i) want += iov[i].iov_len;
     if (want == 0) return 0;
-    uint64_t space = c->tx_size - (c->tx_head - c->tx_done);
     uint64_t total = 0;
-    for (int i = 0; i < iovcnt && total < space; ++i) {
-        uint64_t take = std::min<uint64_t>(iov[i].iov_len, space - total);
+    for (int i = 0; i < iovcnt; ++i) {
+        uint64_t len = iov[i].iov_len;
         uint64_t done = 0;
-        while (done < take) {
-            uint64_t off = (c->tx_head + total + done) % c->tx_size;
-            uint64_t chunk = std::min(take - done, c->tx_size - off);
-            std::memcpy(c->tx + off, static_cast<const uint8_t *>(iov[i].iov_base) + done, chunk);
+        while (done < len) {
+            // A full ring of bytes in flight: a larger one, when allowed.
+            if (tx_space(c) == 0) {
+                conn_pump(c); // post what the ring holds: are its bytes in flight?
+                if (c->error) return c->error;
+                if (!tx_grow(c, 0)) break;
+            }
+            uint64_t chunk = 0;
+            uint32_t lkey = 0;
+            uint8_t *at = tx_span(c, c->tx_head, &lkey, &chunk, std::min(len - done, tx_space(c)));
+            std::memcpy(at, static_cast<const uint8_t *>(iov[i].iov_base) + done, chunk);
             done += chunk;
+            c->tx_head += chunk;
         }
-        total += take;
+        total += done;
+        if (done < len) break;
     }
     if (total < want) c->stats.write_would_block += 1;
-    c->tx_head += total;
     conn_pump(c);
     if (total < want) post_fence(c);
     if (total == 0) return -EAGAIN;
@@ -565,11 +614,14 @@ int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
     if (c->wr_shut) return -EPIPE;
     if (c->write_error) return c->write_error;
     if (c->sendbuf_out) return -EBUSY;
-    if (min_len > c->tx_size) return -EMSGSIZE;
-    uint64_t space = c->tx_size - (c->tx_head - c->tx_done);
-    uint64_t off = c->tx_head % c->tx_size;
-    uint64_t contiguous = std::min(space, c->tx_size - off);
-    if (contiguous < min_len && c->tx_done == c->tx_head && off != 0) {
+    if (min_len > std::max<uint64_t>(cfg(c).send_buffer_max, c->tx_size)) return -EMSGSIZE;
+    auto contiguous_now = [c] {
+        uint64_t off = (c->tx_head - c->tx_ring.base) % c->tx_size;
+        return std::min(tx_space(c), c->tx_size - off);
+    };
+    uint64_t contiguous = contiguous_now();
+    uint64_t off = (c->tx_head - c->tx_ring.base) % c->tx_size;
+    if (contiguous < min_len && c->tx_done == c->tx_head && off != 0 && min_len <= c->tx_size) {
         // Idle ring: nothing in flight refers to it, so skip to its start.
         uint64_t skip = c->tx_size - off;
         c->tx_head += skip;
@@ -578,12 +630,16 @@ int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
         for (auto &m : c->marks) m.tx_end = std::max(m.tx_end, c->tx_done);
         contiguous = c->tx_size;
     }
+    // A ring full of bytes in flight, or smaller than the buffer asked for:
+    // a larger one, when allowed.
+    if ((contiguous == 0 || contiguous < min_len) && tx_grow(c, min_len)) contiguous = contiguous_now();
     if (contiguous == 0 || contiguous < min_len) {
         c->stats.write_would_block += 1;
         post_fence(c);
         return -EAGAIN;
     }
-    out->data = c->tx + (c->tx_head % c->tx_size);
+    uint32_t lkey = 0;
+    out->data = tx_span(c, c->tx_head, &lkey, &contiguous, contiguous);
     out->cap = contiguous;
     out->len = 0;
     out->token = c->tx_head;
@@ -618,9 +674,8 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
         }
         return c->error ? c->error : -EAGAIN;
     }
-    uint64_t off = c->rx_head % c->rx_size;
-    uint64_t len = std::min(avail, c->rx_size - off);
-    out->data = c->rx + off;
+    uint64_t len = 0;
+    out->data = rx_span(c, c->rx_head, &len, avail);
     out->len = out->cap = len;
     out->token = c->rx_head;
     c->borrowed = true;

@@ -313,8 +313,16 @@ int op_rma_mem_put(tw_conn *c, tw_buf *buf)
 
 int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data, size_t len)
 {
-    // The RDMA plugin has no private operations: any namespace is foreign.
-    if (ns) return -EOPNOTSUPP;
+    if (ns && std::strcmp(ns, TW_RDMA_CTRL_NS) == 0) {
+        return guarded([&]() -> int {
+            if (op != TW_RDMA_CTRL_GET_RINGS) return -EOPNOTSUPP;
+            auto *r = static_cast<tw_rdma_rings *>(data);
+            if (!c || !r || len < sizeof *r || r->size < sizeof *r || r->size > len) return -EINVAL;
+            conn_rings(c, r);
+            return 0;
+        });
+    }
+    if (ns) return -EOPNOTSUPP; // another transport's namespace
     return guarded([&]() -> int {
         switch (op) {
         case TW_CTRL_GET_FD: return -ENOTSUP;

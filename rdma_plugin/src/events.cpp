@@ -22,7 +22,7 @@ uint32_t level_events(const tw_conn *c)
     if (c->error || c->rx_tail > c->rx_head || c->peer_eof || c->rd_shut) ev |= TW_EV_READ;
     if (c->borrowed) ev &= ~TW_EV_READ;
     if (c->state == ConnState::Established && !c->error && !c->wr_shut && !c->write_error && !c->sendbuf_out &&
-        c->tx_head - c->tx_done < c->tx_size)
+        tx_space(c) > 0)
         ev |= TW_EV_WRITE;
     // The peer closed cleanly: a write fails at once (-EPIPE), and a writer
     // waiting for room must hear it, as a socket reports POLLOUT then.

@@ -108,6 +108,24 @@ void on_cq_ready(tw_watch *, int, uint32_t, void *arg)
     reap_now(l);
 }
 
+/// Spare rings that connections asked for: registered here, from a timer,
+/// never inside a connection's operation or completion.
+void refill_pools(tw_transport_loop *l, uint64_t now)
+{
+    for (auto &ld : l->devs) {
+        if (!ld->pool) continue;
+        std::string why = ld->pool->refill(now);
+        if (!why.empty()) logf(l->t, TW_LOG_WARN, "%s", why.c_str());
+    }
+}
+
+void on_refill(tw_timer *, void *arg)
+{
+    auto *l = static_cast<tw_transport_loop *>(arg);
+    l->refill_armed = false;
+    refill_pools(l, now_ns(l->t));
+}
+
 void on_tick(tw_timer *, void *arg)
 {
     auto *l = static_cast<tw_transport_loop *>(arg);
@@ -116,6 +134,11 @@ void on_tick(tw_timer *, void *arg)
     std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
     for (tw_conn *c : all) conn_tick(c, now);
     reap_now(l);
+    // Spare rings: dropped after an idle period (all, once no connection
+    // is left).
+    refill_pools(l, now);
+    for (auto &ld : l->devs)
+        if (ld->pool) ld->pool->trim(now, l->conns.empty() ? 0 : uint64_t(l->t->cfg.ring_idle_ms) * 1000000ull);
     if (l->conns.empty() && l->tick_armed) {
         l->host->timer_disarm(l->tick);
         l->tick_armed = false;
@@ -123,6 +146,13 @@ void on_tick(tw_timer *, void *arg)
 }
 
 } // namespace
+
+void refill_soon(tw_transport_loop *l)
+{
+    if (l->refill_armed || !l->refill) return;
+    // One-shot, as soon as the loop is back from the operation that asked.
+    if (l->host->timer_arm(l->refill, 1, 0) == 0) l->refill_armed = true;
+}
 
 void ensure_tick(tw_transport_loop *l)
 {
@@ -147,7 +177,9 @@ int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
     int rc = set_nonblock(l->cm->fd) ? 0 : -errno;
     if (!rc) rc = t->host->watch_add(loop, l->cm->fd, TW_WATCH_READ, on_cm_ready, l.get(), &l->cm_watch);
     if (!rc) rc = t->host->timer_add(loop, on_tick, l.get(), &l->tick);
+    if (!rc) rc = t->host->timer_add(loop, on_refill, l.get(), &l->refill);
     if (rc) {
+        if (l->tick) t->host->timer_del(l->tick);
         if (l->cm_watch) t->host->watch_del(l->cm_watch);
         rdma_destroy_event_channel(l->cm);
         return rc;
@@ -264,6 +296,7 @@ void loop_detach(tw_transport_loop *l)
     reap_now(l);
     const tw_host *h = l->host;
     if (l->tick) h->timer_del(l->tick);
+    if (l->refill) h->timer_del(l->refill);
     if (l->cm_watch) h->watch_del(l->cm_watch);
     for (auto &ld : l->devs) {
         if (ld->watch) h->watch_del(ld->watch);

@@ -28,6 +28,11 @@ Pool::~Pool()
     for (auto &b : blocks_) total += b.size();
     counters_.registered_in_use -= static_cast<int64_t>((total - free_.size() - retired_) * block_size_);
     counters_.quarantined_bytes -= static_cast<int64_t>(retired_ * block_size_);
+    // Rings still lent or retired go with their registration here too.
+    counters_.registered_in_use -= static_cast<int64_t>(spare_in_use_);
+    counters_.quarantined_bytes -= static_cast<int64_t>(spare_retired_);
+    counters_.registered_bytes -= static_cast<int64_t>(spare_in_use_ + spare_retired_);
+    trim(0, 0);
     for (auto &s : slabs_) {
         release(s);
         counters_.registered_bytes -= static_cast<int64_t>(s.len);
@@ -45,7 +50,7 @@ int Pool::prime(std::string *why) { return slabs_.empty() ? grow(why) : 0; }
 
 int Pool::grow(std::string *why)
 {
-    size_t have = slabs_.size() * slab_bytes_;
+    size_t have = registered_;
     if (have + slab_bytes_ > settings_.pool_max) {
         *why = format("registered pool of %s on %s is exhausted (rdma.pool_max = %s, %s per connection)",
                       human_bytes(have).c_str(), device_.name.c_str(), human_bytes(settings_.pool_max).c_str(),
@@ -96,6 +101,7 @@ int Pool::grow(std::string *why)
     }
     slabs_.push_back(std::move(s));
     counters_.registered_bytes += static_cast<int64_t>(slab_bytes_);
+    registered_ += slab_bytes_;
     blocks_.push_back(std::move(blocks));
     auto &mine = blocks_.back();
     for (size_t i = mine.size(); i-- > 0;) free_.push_back(&mine[i]);
@@ -126,6 +132,106 @@ void Pool::retire(Block *block)
     counters_.quarantined_bytes += block_size_;
     retired_ += 1;
     (void)block; // never handed out again
+}
+
+SpareRing *Pool::take_ring(size_t size)
+{
+    for (size_t i = 0; i < spare_.size(); ++i) {
+        if (spare_[i]->size != size) continue;
+        SpareRing *r = spare_[i];
+        spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
+        spare_in_use_ += size;
+        counters_.registered_in_use += static_cast<int64_t>(size);
+        return r;
+    }
+    if (wanted_.size() < 64) wanted_.push_back(size);
+    return nullptr;
+}
+
+void Pool::give_ring(SpareRing *r, uint64_t now_ns)
+{
+    spare_in_use_ -= r->size;
+    counters_.registered_in_use -= static_cast<int64_t>(r->size);
+    r->freed_ns = now_ns;
+    spare_.push_back(r);
+}
+
+void Pool::retire_ring(SpareRing *r)
+{
+    // Never handed out again, never deregistered: a peer may hold its key.
+    spare_in_use_ -= r->size;
+    spare_retired_ += r->size;
+    counters_.registered_in_use -= static_cast<int64_t>(r->size);
+    counters_.quarantined_bytes += static_cast<int64_t>(r->size);
+}
+
+std::string Pool::refill(uint64_t now_ns)
+{
+    std::string report;
+    std::vector<size_t> wanted;
+    wanted.swap(wanted_);
+    for (size_t size : wanted) {
+        bool ready = false;
+        for (SpareRing *r : spare_) ready = ready || r->size == size;
+        if (ready) continue;
+        std::string why;
+        if (registered_ + size > settings_.pool_max) {
+            why = format("rdma.pool_max = %s on %s is reached (%s registered)", human_bytes(settings_.pool_max).c_str(),
+                         device_.name.c_str(), human_bytes(registered_).c_str());
+        } else {
+            void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) {
+                why = call_failed("mmap (ring for a growing connection)", errno);
+            } else {
+                madvise(p, size, MADV_DONTFORK);
+                int access = IBV_ACCESS_LOCAL_WRITE | (device_has_type2_mw(device_) ? IBV_ACCESS_MW_BIND : 0);
+                ibv_mr *mr = ibv_reg_mr(device_.pd, p, size, access);
+                if (!mr) {
+                    why = call_failed("ibv_reg_mr (ring for a growing connection)", errno,
+                                      "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower "
+                                      "rdma.ring_max / rdma.send_buffer_max");
+                    munmap(p, size);
+                } else {
+                    auto *r = new SpareRing;
+                    r->mem = static_cast<uint8_t *>(p);
+                    r->size = size;
+                    r->mr = mr;
+                    r->freed_ns = now_ns; // trimmed only after an idle period unused
+                    spare_.push_back(r);
+                    registered_ += size;
+                    counters_.registered_bytes += static_cast<int64_t>(size);
+                    continue;
+                }
+            }
+        }
+        counters_.pool_exhausted += 1;
+        // Once per pool: connections keep the rings they have, which is
+        // backpressure, not an error.
+        if (!warned_rings_) {
+            warned_rings_ = true;
+            report = "connections keep the ring sizes they have: " + why;
+        }
+    }
+    return report;
+}
+
+void Pool::drop_ring(SpareRing *r)
+{
+    ibv_dereg_mr(r->mr);
+    munmap(r->mem, r->size);
+    registered_ -= r->size;
+    counters_.registered_bytes -= static_cast<int64_t>(r->size);
+    delete r;
+}
+
+void Pool::trim(uint64_t now_ns, uint64_t idle_ns)
+{
+    for (size_t i = spare_.size(); i-- > 0;) {
+        SpareRing *r = spare_[i];
+        if (idle_ns && now_ns - r->freed_ns < idle_ns) continue;
+        spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
+        drop_ring(r);
+    }
 }
 
 bool device_has_type2_mw(const Device &dev)

@@ -31,6 +31,17 @@ struct Block {
     uint32_t lkey = 0;         ///< of the local part
 };
 
+/// A ring of another size than the block's, for a connection whose stream
+/// outgrew its block (ring_resize.cpp): its own mapping and registration
+/// (MW_BIND, so a window over it never reaches past it; the TX side only
+/// reads it locally).
+struct SpareRing {
+    uint8_t *mem = nullptr;
+    size_t size = 0;
+    ibv_mr *mr = nullptr;
+    uint64_t freed_ns = 0; ///< when it came back (trim)
+};
+
 /// Whether the device binds type-2 memory windows (which twinwire needs).
 bool device_has_type2_mw(const Device &dev);
 
@@ -53,8 +64,24 @@ public:
     void retire(Block *block);
     size_t block_size() const { return block_size_; }
 
+    /// A registered ring of `size` bytes (a power of two), or nullptr: none
+    /// is ready, and the next refill() registers one (so a connection that
+    /// grows never waits for ibv_reg_mr on its data path).
+    SpareRing *take_ring(size_t size);
+    /// Back from a connection: no peer can write it any more.
+    void give_ring(SpareRing *r, uint64_t now_ns);
+    /// A ring a peer may still write (its windows could not be withdrawn).
+    void retire_ring(SpareRing *r);
+    /// Register the rings take_ring() missed, within rdma.pool_max; called
+    /// from the loop's tick, off the data path.  The first time it cannot,
+    /// returns why (for the log); else "".
+    std::string refill(uint64_t now_ns);
+    /// Deregister spare rings unused for `idle_ns` (0: all of them).
+    void trim(uint64_t now_ns, uint64_t idle_ns);
+
 private:
     int grow(std::string *why);
+    void drop_ring(SpareRing *r);
 
     struct Slab {
         void *base = nullptr;
@@ -73,6 +100,12 @@ private:
     size_t retired_ = 0;
     std::vector<std::vector<Block>> blocks_; ///< per slab
     bool warned_exhausted_ = false;
+    size_t registered_ = 0;                 ///< slabs and rings
+    std::vector<SpareRing *> spare_;        ///< registered, free
+    std::vector<size_t> wanted_;            ///< sizes take_ring missed
+    size_t spare_in_use_ = 0;               ///< bytes of rings lent out
+    size_t spare_retired_ = 0;              ///< bytes of rings retired
+    bool warned_rings_ = false;
 };
 
 } // namespace twrdma

@@ -11,8 +11,11 @@
 namespace twrdma {
 
 struct Settings {
-    size_t ring_size = 128 * 1024;       ///< rdma.ring_size: receive ring the peer writes into
-    size_t send_buffer_size = 64 * 1024; ///< rdma.send_buffer_size: TX staging ring
+    size_t ring_size = 32 * 1024;        ///< rdma.ring_size: receive ring the peer writes into, at first
+    size_t ring_max = 4u << 20;          ///< rdma.ring_max: what it may grow to while the sender waits for it
+    size_t send_buffer_size = 16 * 1024; ///< rdma.send_buffer_size: TX staging ring, at first
+    size_t send_buffer_max = 4u << 20;   ///< rdma.send_buffer_max: what it may grow to while writes wait for it
+    uint32_t ring_idle_ms = 5000;        ///< rdma.ring_idle_ms: idle time after which grown rings shrink back
     uint32_t recv_depth = 64;            ///< rdma.recv_depth: receives posted per connection
     uint32_t control_credits = 4;        ///< rdma.control_credits: receives kept for control messages
     uint32_t sq_depth = 64;              ///< rdma.sq_depth: send queue entries per connection
@@ -30,8 +33,8 @@ struct Settings {
     int gid_index = -1;                  ///< rdma.gid_index: GID the device must have (RoCE v2), -1 = any
     size_t rma_max_transfer = 0;         ///< rdma.rma_max_transfer: bytes per RMA work request (0 = port's max_msg_sz)
 
-    /// Bytes of registered memory one connection holds (rings + receive and
-    /// control buffers), page aligned.
+    /// Bytes of registered memory one connection holds at first (rings +
+    /// receive and control buffers), page aligned.
     size_t block_size() const;
     /// Control message slots per connection.
     static constexpr uint32_t kCtrlSlots = 16;

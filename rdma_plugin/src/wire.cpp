@@ -117,7 +117,7 @@ std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCt
     }
     WireCtrl w;
     std::memcpy(&w, data, sizeof w);
-    size_t expected = w.type == static_cast<uint8_t>(Ctrl::Ring) ? sizeof(WireRing) : sizeof(WireCtrl);
+    size_t expected = ctrl_has_keys(w.type) ? sizeof(WireRing) : sizeof(WireCtrl);
     if (len != expected) {
         std::snprintf(why, sizeof why, "control message of %zu bytes (expected %zu)", len, expected);
         return why;
@@ -127,12 +127,14 @@ std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCt
         std::snprintf(why, sizeof why, "control message of version %u on a version %u connection", w.version, version);
         return why;
     }
-    if (w.type < static_cast<uint8_t>(Ctrl::Credit) || w.type > static_cast<uint8_t>(Ctrl::Ring)) {
+    uint8_t last = version >= kProtoResize ? static_cast<uint8_t>(Ctrl::ResizeAck) : static_cast<uint8_t>(Ctrl::Ring);
+    if (w.type < static_cast<uint8_t>(Ctrl::Credit) || w.type > last) {
         std::snprintf(why, sizeof why, "control message of unknown type %u", w.type);
         return why;
     }
     if (w.reserved != 0) return "control message with non-zero reserved fields";
-    if (w.rkey != 0) return "control message with an rkey in its header (RING's keys follow the header)";
+    if (w.rkey != 0 && w.type != static_cast<uint8_t>(Ctrl::Resize))
+        return "control message with an rkey in its header (RING's keys follow the header)";
     WireCtrl c{};
     c.magic = kHelloMagic;
     c.version = w.version;
@@ -168,6 +170,8 @@ const char *ctrl_name(uint8_t type)
     case Ctrl::Keepalive: return "KEEPALIVE";
     case Ctrl::KeepaliveAck: return "KEEPALIVE_ACK";
     case Ctrl::Ring: return "RING";
+    case Ctrl::Resize: return "RESIZE";
+    case Ctrl::ResizeAck: return "RESIZE_ACK";
     }
     return "UNKNOWN";
 }

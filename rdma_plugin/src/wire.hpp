@@ -12,14 +12,20 @@ namespace twrdma {
 
 constexpr uint32_t kHelloMagic = 0x54575244;  // "TWRD"
 constexpr uint32_t kRejectMagic = 0x5457524a; // "TWRJ"
-/// Version 3: the receive ring is kRingSegments segments, each behind its
-/// own memory window, bound while the segment is free and invalidated once
-/// the peer filled it; RING names the ring and every segment's first key.
+/// Version 4: version 3, and a receiver may move the stream to a new ring
+/// of another size (RESIZE, answered by RESIZE_ACK at a stream offset), and
+/// a sender marks data it wrote while more waited for ring space (the
+/// receiver's cue to grow).  Version 3: the receive ring is kRingSegments
+/// segments, each behind its own memory window, bound while the segment is
+/// free and invalidated once the peer filled it; RING names the ring and
+/// every segment's first key.
 /// Version 2 (one window over the whole ring) let a peer overwrite bytes
 /// not read yet, version 1 (the slab's rkey in the hello) let it write
 /// outside its ring; neither is spoken any more.
 constexpr uint8_t kProtoMin = 3;
-constexpr uint8_t kProtoMax = 3;
+constexpr uint8_t kProtoMax = 4;
+/// The first version with RESIZE and data marked "more waiting".
+constexpr uint8_t kProtoResize = 4;
 /// Segments of a receive ring (each rdma.ring_size / kRingSegments bytes).
 constexpr uint32_t kRingSegments = 8;
 /// The key of segment window `i` on lap `lap` of the ring: the key RING
@@ -79,8 +85,21 @@ static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM 
 /// Control message types (SEND).
 /// RING names the sender's receive ring (address in `sent`) and the keys of
 /// its segment windows (WireRing) once they are bound: the hello carries no
-/// rkey.
-enum class Ctrl : uint8_t { Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4, Ring = 5 };
+/// rkey.  RESIZE (version 4, WireRing too) offers a new receive ring: its
+/// address in `sent`, its size in `rkey`, its windows' first keys after the
+/// header.  The peer answers RESIZE_ACK with `sent` = the stream offset from
+/// which it writes the new ring (every byte before it went to the old one).
+enum class Ctrl : uint8_t {
+    Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4, Ring = 5, Resize = 6, ResizeAck = 7
+};
+/// Whether control message `type` carries segment keys (WireRing).
+inline bool ctrl_has_keys(uint8_t type)
+{
+    return type == static_cast<uint8_t>(Ctrl::Ring) || type == static_cast<uint8_t>(Ctrl::Resize);
+}
+/// Receive rings a RESIZE may offer: a power of two in this range.
+constexpr uint64_t kResizeMinRing = 4096;
+constexpr uint64_t kResizeMaxRing = 1u << 30;
 
 /// Every control message has this one fixed layout.
 struct WireCtrl {
@@ -89,15 +108,15 @@ struct WireCtrl {
     uint8_t type;      ///< Ctrl
     uint16_t reserved; ///< 0
     uint32_t credits;  ///< receives reposted since the last report (returned credits)
-    uint32_t rkey;     ///< 0 (version 2 put RING's one key here)
+    uint32_t rkey;     ///< RESIZE: the new ring's size; else 0 (version 2 put RING's one key here)
     uint64_t consumed; ///< cumulative bytes of the receiver's ring consumed
-    uint64_t sent;     ///< Shutdown: cumulative bytes written before it; Ring: the ring's address; else 0
+    uint64_t sent;     ///< Shutdown, ResizeAck: cumulative bytes written before it; Ring, Resize: the ring's address; else 0
 };
 static_assert(sizeof(WireCtrl) == 32, "control message layout is part of the wire protocol");
 constexpr size_t kRecvBufSize = 64; ///< every posted receive takes a control message
 static_assert(sizeof(WireCtrl) <= kRecvBufSize, "a control message fits a receive buffer");
 
-/// RING: the control header, then the lap-0 key of every segment window.
+/// RING and RESIZE: the control header, then the lap-0 key of every segment window.
 struct WireRing {
     WireCtrl head;
     uint32_t rkeys[kRingSegments];
@@ -105,7 +124,10 @@ struct WireRing {
 static_assert(sizeof(WireRing) == kRecvBufSize, "RING fits a receive buffer");
 
 /// Immediate data of a data WRITE_WITH_IMM: type(2) | credits(6) | length(24).
+/// Type 2 (version 4): data, and the sender holds more that waits for space
+/// in this ring.
 constexpr uint32_t kImmTypeData = 1;
+constexpr uint32_t kImmTypeDataMore = 2;
 constexpr uint32_t kImmMaxCredits = 63;
 constexpr uint32_t kImmMaxLen = (1u << 24) - 1;
 
@@ -115,9 +137,9 @@ struct Imm {
     uint32_t len;
 };
 /// Host-order value for ibv_send_wr.imm_data is converted with htonl by the caller.
-inline uint32_t imm_encode(uint32_t credits, uint32_t len)
+inline uint32_t imm_encode(uint32_t credits, uint32_t len, uint32_t type = kImmTypeData)
 {
-    return (kImmTypeData << 30) | ((credits & 0x3f) << 24) | (len & 0xffffff);
+    return (type << 30) | ((credits & 0x3f) << 24) | (len & 0xffffff);
 }
 inline Imm imm_decode(uint32_t v)
 {
@@ -137,7 +159,8 @@ WireReject reject_make(RejectReason reason, const std::string &text);
 bool reject_from_wire(const void *data, size_t len, RejectReason *reason, std::string *text);
 
 WireCtrl ctrl_to_wire(const WireCtrl &host_order);
-/// RING is sizeof(WireRing) bytes, every other type sizeof(WireCtrl).
+/// RING and RESIZE are sizeof(WireRing) bytes, every other type
+/// sizeof(WireCtrl); RESIZE and RESIZE_ACK only from version 4 on.
 std::string ctrl_from_wire(const void *data, size_t len, uint8_t version, WireCtrl *out);
 WireRing ring_to_wire(const WireCtrl &host_order, const uint32_t (&rkeys)[kRingSegments]);
 /// The segment keys of a RING that ctrl_from_wire accepted.

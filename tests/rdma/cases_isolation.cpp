@@ -49,11 +49,12 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
           "the victim's unread bytes stay intact",
           "[rdma][isolation]")
 {
-    use_settings({});
-    // The server's slab at the defaults (docs/rdma-design.md, "Memory"):
-    // 8 MiB of 200 KiB blocks; first every block's 128 KiB receive ring,
-    // then every block's local part: 64 KiB TX ring, 64 receive and 16
-    // control buffers of 64 bytes, page aligned.
+    // Rings of 128 KiB and 64 KiB from the start (they never grow here: the
+    // server does not read).  The server's slab (docs/rdma-design.md,
+    // "Memory"): 8 MiB of 200 KiB blocks; first every block's 128 KiB
+    // receive ring, then every block's local part: 64 KiB TX ring, 64
+    // receive and 16 control buffers of 64 bytes, page aligned.
+    use_settings({{"rdma.ring_size", "128k"}, {"rdma.send_buffer_size", "64k"}});
     const size_t ring = 128 * 1024, tx = 64 * 1024, bufs = 64 * 64;
     const size_t block = (ring + tx + bufs + 16 * 64 + 4095) & ~size_t(4095);
     const size_t count = (size_t(8) << 20) / block;
@@ -115,7 +116,7 @@ TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: 
           "error and the reader's bytes stay intact",
           "[rdma][isolation]")
 {
-    use_settings({});
+    use_settings({{"rdma.ring_size", "128k"}}); // the probe writes two of its 16 KiB segments
     Env env(2);
     Server &server = env.listen(1, 1); // served by loop 1's thread while the probe runs
     server.echo = false;
@@ -145,7 +146,7 @@ TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: 
     std::string output;
     int status = -1;
     std::thread probe([&] { status = run_program(TW_ISOLATION_PROBE, args, &output); });
-    const uint64_t want = 2 * 128 * 1024 / 8; // two segments of the default 128 KiB ring
+    const uint64_t want = 2 * 128 * 1024 / 8; // two segments of the 128 KiB ring
     auto until = std::chrono::steady_clock::now() + 60s;
     while (received() < want && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
     uint64_t arrived = received();

@@ -177,6 +177,8 @@ TEST_CASE("control messages are validated field by field", "[wire]")
     CHECK(segment_rkey(0x1234abff, 1) == 0x1234ab00);
     CHECK(segment_rkey(0x1234ab10, 3) == 0x1234ab13);
     CHECK(std::string(ctrl_name(5)) == "RING");
+    CHECK(std::string(ctrl_name(6)) == "RESIZE");
+    CHECK(std::string(ctrl_name(7)) == "RESIZE_ACK");
     CHECK(std::string(ctrl_name(2)) == "SHUTDOWN");
     CHECK(std::string(ctrl_name(4)) == "KEEPALIVE_ACK");
     CHECK(std::string(ctrl_name(3)) == "KEEPALIVE");
@@ -190,6 +192,57 @@ TEST_CASE("the data immediate packs type, credits and length", "[wire]")
     CHECK(imm.type == kImmTypeData);
     CHECK(imm.credits == 63);
     CHECK(imm.len == kImmMaxLen);
+    imm = imm_decode(imm_encode(5, 4096, kImmTypeDataMore));
+    CHECK(imm.type == kImmTypeDataMore);
+    CHECK(imm.credits == 5);
+    CHECK(imm.len == 4096);
+}
+
+TEST_CASE("RESIZE and RESIZE_ACK exist from version 4 on; RESIZE carries the ring's size, address and keys",
+          "[wire]")
+{
+    WireCtrl m{};
+    m.version = 4;
+    m.type = static_cast<uint8_t>(Ctrl::Resize);
+    m.rkey = 1u << 20;
+    m.sent = 0x7f0000200000ull;
+    uint32_t keys[kRingSegments], back[kRingSegments] = {};
+    for (uint32_t i = 0; i < kRingSegments; ++i) keys[i] = 0x5600ab00u + (i << 8);
+    WireRing wire = ring_to_wire(m, keys);
+    WireCtrl out{};
+    REQUIRE(ctrl_from_wire(&wire, sizeof wire, 4, &out) == "");
+    CHECK(out.type == static_cast<uint8_t>(Ctrl::Resize));
+    CHECK(out.rkey == (1u << 20));
+    CHECK(out.sent == 0x7f0000200000ull);
+    ring_keys_from_wire(&wire, back);
+    for (uint32_t i = 0; i < kRingSegments; ++i) CHECK(back[i] == keys[i]);
+    // RESIZE is a header plus keys; a version 3 connection knows neither type.
+    CHECK(ctrl_from_wire(&wire, sizeof(WireCtrl), 4, &out).find("expected 64") != std::string::npos);
+    wire.head.version = 3;
+    CHECK(ctrl_from_wire(&wire, sizeof wire, 3, &out).find("unknown type 6") != std::string::npos);
+
+    WireCtrl ack{};
+    ack.version = 4;
+    ack.type = static_cast<uint8_t>(Ctrl::ResizeAck);
+    ack.sent = 123456;
+    WireCtrl ack_wire = ctrl_to_wire(ack);
+    REQUIRE(ctrl_from_wire(&ack_wire, sizeof ack_wire, 4, &out) == "");
+    CHECK(out.sent == 123456);
+    ack.version = 3;
+    ack_wire = ctrl_to_wire(ack);
+    CHECK(ctrl_from_wire(&ack_wire, sizeof ack_wire, 3, &out).find("unknown type 7") != std::string::npos);
+    // Only RESIZE puts a value in the rkey field.
+    ack.version = 4;
+    ack.rkey = 7;
+    ack_wire = ctrl_to_wire(ack);
+    CHECK(ctrl_from_wire(&ack_wire, sizeof ack_wire, 4, &out).find("rkey") != std::string::npos);
+    // Both ends speak 3 and 4: either meets an older peer at 3.
+    WireHello old{};
+    old.proto_min = 3;
+    old.proto_max = 3;
+    CHECK(negotiate(old, kProtoMin, kProtoMax) == 3);
+    old.proto_max = 4;
+    CHECK(negotiate(old, kProtoMin, kProtoMax) == 4);
 }
 
 TEST_CASE("sizes parse with binary units and refuse anything else", "[settings]")
@@ -209,9 +262,20 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
 {
     Settings s;
     CHECK(load({}, &s) == "");
-    CHECK(s.ring_size == 128 * 1024);
+    CHECK(s.ring_size == 32 * 1024);
     CHECK(s.block_size() % 4096 == 0);
-    CHECK(s.block_size() <= 256 * 1024); // an idle connection holds at most 256 KiB
+    CHECK(s.block_size() <= 64 * 1024); // an idle connection holds at most 64 KiB
+    // Rings start small and may grow to 4 MiB; a start above the default
+    // maximum raises it, an explicit maximum below the start is refused.
+    CHECK(s.ring_max == (4u << 20));
+    CHECK(s.send_buffer_max == (4u << 20));
+    CHECK(load({{"rdma.ring_size", "8M"}}, &s) == "");
+    CHECK(s.ring_max == (8u << 20));
+    std::string small = load({{"rdma.send_buffer_size", "1M"}, {"rdma.send_buffer_max", "64k"}});
+    CHECK(small.find("rdma.send_buffer_max = 65536 (test.conf:1) is smaller than rdma.send_buffer_size") !=
+          std::string::npos);
+    CHECK(load({{"rdma.ring_max", "3M"}}).find("power of two") != std::string::npos);
+    CHECK(load({{"rdma.ring_idle_ms", "5"}}).find("between 10 and") != std::string::npos);
     CHECK(load({{"rdma.ring_size", "1M"}, {"rdma.device", "rxe0"}, {"rdma.gid_index", "1"}}, &s) == "");
     CHECK(s.ring_size == (1u << 20));
     CHECK(s.device == "rxe0");

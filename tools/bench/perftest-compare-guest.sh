@@ -15,9 +15,10 @@ gid=${SOFTROCE_GID_INDEX:-1}
 lat_iters=${COMPARE_LAT_ITERS:-1000}
 bw4k_iters=${COMPARE_BW4K_ITERS:-5000}
 bw64k_iters=${COMPARE_BW64K_ITERS:-500}
-# The second twinwire configuration: 4 MiB rings (default 128 KiB receive
-# ring, 64 KiB send buffer), so that many messages are in flight as with
-# perftest's 128-deep send queue.  (Busy polling, rdma.busy_poll_us, is left
+# The second twinwire configuration: 4 MiB rings from the start (the
+# defaults start at a 32 KiB receive ring and a 16 KiB send buffer and grow
+# to 4 MiB while the stream waits for them), so that many messages are in
+# flight from the first byte, as with perftest's 128-deep send queue.  (Busy polling, rdma.busy_poll_us, is left
 # off: in the 2-vCPU TCG guest a spinning process starves rxe's kernel work.)
 tuned_env=(TWINWIRE_RDMA_RING_SIZE=4M TWINWIRE_RDMA_SEND_BUFFER_SIZE=4M)
 export TWINWIRE_CONNECT_TIMEOUT_MS=10000

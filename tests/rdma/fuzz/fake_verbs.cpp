@@ -20,6 +20,8 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     mark_ready(c);
 }
 void conn_check_linger(tw_conn *) {}
+// No pool here (ldev->pool is null), so rings never grow: nothing to register.
+void refill_soon(tw_transport_loop *) {}
 } // namespace twrdma
 
 namespace twfuzz {
@@ -158,6 +160,9 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->rx_size = shape.ring_size;
     c->tx = s.tx.get();
     c->tx_size = shape.tx_size;
+    c->tx_ring = TxRing{c->tx, c->tx_size, key, nullptr, 0};
+    c->grant.mem = c->rx;
+    c->grant.size = c->rx_size;
     c->recv_bufs = s.recv_bufs.get();
     c->ctrl_bufs = s.ctrl_bufs.get();
     // Every segment window is bound (conn_bind_ring's work, no real MW

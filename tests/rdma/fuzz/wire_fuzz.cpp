@@ -86,11 +86,13 @@ void fuzz_ctrl(const uint8_t *data, size_t len)
         expect(out.magic == 0, "a refused control message filled the output");
         return;
     }
-    bool ring = out.type == static_cast<uint8_t>(Ctrl::Ring);
+    bool ring = ctrl_has_keys(out.type);
     expect(len == (ring ? sizeof(WireRing) : sizeof(WireCtrl)), "a control message of the wrong size was accepted");
     expect(out.version == version, "accepted control message has the connection's version");
-    expect(out.type >= 1 && out.type <= static_cast<uint8_t>(Ctrl::Ring), "accepted control type is known");
-    expect(out.rkey == 0, "no header carries an rkey (RING's keys follow it)");
+    uint8_t last = version >= kProtoResize ? static_cast<uint8_t>(Ctrl::ResizeAck) : static_cast<uint8_t>(Ctrl::Ring);
+    expect(out.type >= 1 && out.type <= last, "accepted control type is known to the connection's version");
+    expect(out.rkey == 0 || out.type == static_cast<uint8_t>(Ctrl::Resize),
+           "only RESIZE carries a value in the rkey field (RING's keys follow its header)");
     expect(std::strcmp(ctrl_name(out.type), "UNKNOWN") != 0, "accepted control type has a name");
     // Validated strictly: re-encoding gives back the very bytes received.
     WireCtrl wire = ctrl_to_wire(out);
@@ -99,7 +101,7 @@ void fuzz_ctrl(const uint8_t *data, size_t len)
         uint32_t keys[kRingSegments];
         ring_keys_from_wire(data, keys);
         WireRing again = ring_to_wire(out, keys);
-        expect(std::memcmp(&again, data, sizeof again) == 0, "RING round trip");
+        expect(std::memcmp(&again, data, sizeof again) == 0, "RING / RESIZE round trip");
     }
 }
 
@@ -110,7 +112,8 @@ void fuzz_imm(const uint8_t *data, size_t len)
     std::memcpy(&v, data, 4);
     Imm imm = imm_decode(v);
     expect(imm.type < 4 && imm.credits <= kImmMaxCredits && imm.len <= kImmMaxLen, "immediate fields in range");
-    if (imm.type == kImmTypeData) expect(imm_encode(imm.credits, imm.len) == v, "immediate round trip");
+    if (imm.type == kImmTypeData || imm.type == kImmTypeDataMore)
+        expect(imm_encode(imm.credits, imm.len, imm.type) == v, "immediate round trip");
 }
 
 } // namespace

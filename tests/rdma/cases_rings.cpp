@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// Adaptive rings: a connection starts on small rings, grows them while its
+// stream waits for them (in-band RESIZE, protocol version 4), and returns
+// to the small ones after rdma.ring_idle_ms.  Sizes come from the plugin's
+// own counters (TW_RDMA_CTRL_GET_RINGS, TW_CTRL_GET_TRANSPORT_STATS).
+#include "rdma_test.hpp"
+
+#include <twinwire/rdma.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace twinwire::conformance;
+using namespace twinwire::rdmatest;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t kIdleLimit = 64 * 1024; // registered memory of an idle connection (issue 14)
+
+tw_rdma_rings rings_of(Env &env, Endpoint &e)
+{
+    tw_rdma_rings r{};
+    r.size = sizeof r;
+    int rc = e.ops().ctrl(env.transport().handle(), e.conn(), TW_RDMA_CTRL_NS, TW_RDMA_CTRL_GET_RINGS, &r, sizeof r);
+    if (rc != 0) throw std::runtime_error("TW_RDMA_CTRL_GET_RINGS failed: " + std::to_string(rc));
+    return r;
+}
+
+std::string describe(const tw_rdma_rings &r)
+{
+    char line[200];
+    std::snprintf(line, sizeof line, "rx %llu, tx %llu, registered %llu, grows %u/%u, shrinks %u/%u",
+                  static_cast<unsigned long long>(r.rx_ring), static_cast<unsigned long long>(r.tx_ring),
+                  static_cast<unsigned long long>(r.registered), r.rx_grows, r.tx_grows, r.rx_shrinks, r.tx_shrinks);
+    return line;
+}
+
+/// Registered bytes per open connection end, from the transport's counters.
+uint64_t in_use_per_connection(Env &env)
+{
+    tw_transport_stats st = transport_stats(env);
+    return st.connections_open ? st.registered_in_use / st.connections_open : 0;
+}
+
+void report(Env &env, const char *when)
+{
+    tw_transport_stats st = transport_stats(env);
+    std::printf("memory %s: %llu connection ends, registered %llu bytes, in use %llu (%llu per connection end)\n", when,
+                static_cast<unsigned long long>(st.connections_open),
+                static_cast<unsigned long long>(st.registered_bytes),
+                static_cast<unsigned long long>(st.registered_in_use),
+                static_cast<unsigned long long>(in_use_per_connection(env)));
+    std::fflush(stdout);
+}
+
+} // namespace
+
+TEST_CASE("rings grow while a stream waits for them, every byte arrives in order, and they shrink back when idle",
+          "[rdma][rings]")
+{
+    use_settings({{"rdma.ring_idle_ms", "300"}});
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    Endpoint &client = env.connect(server);
+    REQUIRE(env.run_until([&] { return client.failed() || (client.connected && !server.endpoints.empty()); }));
+    Endpoint &peer = *server.endpoints[0];
+    tw_rdma_rings before = rings_of(env, peer);
+    INFO("receiver at the start: " << describe(before));
+    CHECK(before.rx_ring == 32 * 1024);
+    CHECK(before.registered <= kIdleLimit);
+
+    std::string payload = make_payload(size_t(32) << 20, 14);
+    client.send(payload);
+    REQUIRE(env.run_until([&] { return client.failed() || peer.failed() || peer.received.size() >= payload.size(); },
+                          600s));
+    REQUIRE_FALSE(client.failed());
+    REQUIRE_FALSE(peer.failed());
+    CHECK(checksum(peer.received) == checksum(payload));
+    tw_rdma_rings rx = rings_of(env, peer);
+    tw_rdma_rings tx = rings_of(env, client);
+    INFO("receiver after 32 MiB: " << describe(rx));
+    INFO("sender after 32 MiB: " << describe(tx));
+    // The sender waited for ring space and the reader kept up: both grew.
+    CHECK(rx.rx_grows >= 1);
+    CHECK(rx.rx_ring > before.rx_ring);
+    CHECK(tx.tx_grows >= 1);
+    CHECK(tx.tx_ring > 16 * 1024);
+
+    // Idle for rdma.ring_idle_ms: back to the block's own rings.
+    REQUIRE(env.run_until(
+        [&] {
+            tw_rdma_rings r = rings_of(env, peer), s = rings_of(env, client);
+            return r.rx_shrinks >= 1 && r.rx_ring == 32 * 1024 && s.tx_shrinks >= 1 && s.tx_ring == 16 * 1024 &&
+                   r.registered <= kIdleLimit && s.registered <= kIdleLimit;
+        },
+        20s));
+    CHECK(in_use_per_connection(env) <= kIdleLimit);
+
+    // The shrunk rings still carry the stream, grown again if need be.
+    std::string second = make_payload(size_t(4) << 20, 15);
+    client.send(second);
+    client.shutdown_after_flush();
+    REQUIRE(env.run_until([&] { return client.failed() || peer.failed() || peer.eof; }, 600s));
+    CHECK(peer.received.size() == payload.size() + second.size());
+    CHECK(checksum(peer.received.substr(payload.size())) == checksum(second));
+    CHECK(client.stats().rnr_retries == 0);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("a peer that does not read cannot make the ring grow: the sender waits instead", "[rdma][rings]")
+{
+    use_settings({});
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    server.configure = [](Endpoint &e) { e.pause_reading(); };
+    Endpoint &client = env.connect(server);
+    std::string payload = make_payload(size_t(4) << 20, 16);
+    client.send(payload);
+    REQUIRE(env.run_until([&] { return client.failed() || !server.endpoints.empty(); }));
+    Endpoint &peer = *server.endpoints[0];
+    // Long enough for many RESIZE round trips, had the receiver offered any.
+    env.run_until([&] { return client.failed(); }, 2s);
+    REQUIRE_FALSE(client.failed());
+    tw_rdma_rings r = rings_of(env, peer);
+    INFO("receiver while not reading: " << describe(r));
+    CHECK(r.rx_grows == 0);
+    CHECK(r.rx_ring == 32 * 1024);
+    CHECK(r.registered <= kIdleLimit);
+    CHECK(client.queued() > 0); // the rest waits at the sender
+    CHECK(client.stats().credit_stalls > 0);
+
+    peer.resume_reading();
+    client.shutdown_after_flush();
+    REQUIRE(env.run_until([&] { return client.failed() || peer.failed() || peer.eof; }, 600s));
+    CHECK(checksum(peer.received) == checksum(payload));
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("1000 idle connections hold at most 64 KiB each, grow under a burst and come back down when idle",
+          "[rdma][rings][memory]")
+{
+    constexpr size_t kConns = 1000;
+    use_settings({{"rdma.ring_idle_ms", "500"}});
+    Env env;
+    Server &server = env.listen();
+    std::vector<Endpoint *> clients;
+    for (size_t i = 0; i < kConns; i++) clients.push_back(&env.connect(server.address, 120000));
+    REQUIRE(env.run_until(
+        [&] {
+            if (server.accepted < kConns) return false;
+            for (Endpoint *c : clients)
+                if (!c->failed() && !c->connected) return false;
+            return true;
+        },
+        600s));
+    for (Endpoint *c : clients) REQUIRE_FALSE(c->failed());
+    report(env, "with 1000 idle connections");
+    tw_transport_stats idle = transport_stats(env);
+    CHECK(idle.connections_open == 2 * kConns); // both ends are in this process
+    CHECK(in_use_per_connection(env) <= kIdleLimit);
+
+    // Every connection echoes; the peak of registered memory in use is
+    // sampled meanwhile.
+    uint64_t peak = 0;
+    // `group` connections at a time: a burst on 1000 at once shares the
+    // device's bandwidth so thinly that no ring limits a stream (nor should
+    // grow).
+    auto echo_round = [&](size_t len, uint64_t seed, std::vector<std::string> &sent, size_t group) {
+        peak = 0;
+        for (size_t first = 0; first < kConns; first += group) {
+            size_t end = std::min(kConns, first + group);
+            for (size_t i = first; i < end; i++) {
+                sent[i] += make_payload(len, seed + i);
+                clients[i]->send(std::string_view(sent[i]).substr(sent[i].size() - len));
+            }
+            bool done = env.run_until(
+                [&] {
+                    peak = std::max<uint64_t>(peak, transport_stats(env).registered_in_use);
+                    for (size_t i = first; i < end; i++)
+                        if (!clients[i]->failed() && clients[i]->received.size() < sent[i].size()) return false;
+                    return true;
+                },
+                600s);
+            if (!done) return false;
+        }
+        return true;
+    };
+    std::vector<std::string> sent(kConns);
+    REQUIRE(echo_round(100, 1000, sent, kConns));
+    // A burst on each, 20 at a time: larger than the first rings, so they grow.
+    REQUIRE(echo_round(128 * 1024, 5000, sent, 20));
+    report(env, "right after a 128 KiB burst on each");
+    std::printf("memory during the burst: at most %llu bytes in use (%llu per connection end)\n",
+                static_cast<unsigned long long>(peak), static_cast<unsigned long long>(peak / (2 * kConns)));
+    uint64_t grown = 0;
+    for (Endpoint *e : server.endpoints) grown += rings_of(env, *e).rx_grows > 0;
+    for (Endpoint *c : clients) grown += rings_of(env, *c).rx_grows > 0;
+    std::printf("%llu of %zu connection ends grew their receive ring\n", static_cast<unsigned long long>(grown),
+                2 * kConns);
+    CHECK(grown >= kConns / 2);
+    CHECK(peak > idle.registered_in_use);
+
+    // Idle again: every connection back on its block's rings.
+    bool down = env.run_until([&] { return transport_stats(env).registered_in_use <= idle.registered_in_use; }, 60s);
+    report(env, "after rdma.ring_idle_ms without data");
+    CHECK(down);
+    CHECK(in_use_per_connection(env) <= kIdleLimit);
+    size_t over = 0;
+    for (Endpoint *e : server.endpoints) over += rings_of(env, *e).registered > kIdleLimit;
+    for (Endpoint *c : clients) over += rings_of(env, *c).registered > kIdleLimit;
+    CHECK(over == 0);
+    REQUIRE(echo_round(100, 9000, sent, kConns));
+    size_t intact = 0;
+    for (size_t i = 0; i < kConns; i++) {
+        INFO("connection " << i << ": " << clients[i]->last_error);
+        CHECK_FALSE(clients[i]->failed());
+        intact += checksum(clients[i]->received) == checksum(sent[i]);
+    }
+    CHECK(intact == kConns);
+    CHECK(env.rule_violations() == "");
+}
