@@ -641,4 +641,11 @@ tw_conn_stats Connection::stats() const
     return s;
 }
 
+int Connection::transport_ctrl(const char *ns, uint32_t op, void *data, size_t len) const
+{
+    if (!conn_) return -ENOTCONN;
+    if (!ns) return -EINVAL; // the shared operations have their own members
+    return transport_->ops().ctrl(transport_->handle(), conn_, ns, op, data, len);
+}
+
 } // namespace twinwire

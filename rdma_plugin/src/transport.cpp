@@ -66,9 +66,10 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
         return rc;
     }
     logf(t.get(), TW_LOG_INFO,
-         "RDMA transport ready: ring %s, send buffer %s, %u receives (%u for control), pool %s per loop and "
-         "device (max %s)",
-         human_bytes(t->cfg.ring_size).c_str(), human_bytes(t->cfg.send_buffer_size).c_str(), t->cfg.recv_depth,
+         "RDMA transport ready: ring %s (grows to %s), send buffer %s (grows to %s), %u receives (%u for control), "
+         "pool %s per loop and device (max %s)",
+         human_bytes(t->cfg.ring_size).c_str(), human_bytes(t->cfg.ring_max).c_str(),
+         human_bytes(t->cfg.send_buffer_size).c_str(), human_bytes(t->cfg.send_buffer_max).c_str(), t->cfg.recv_depth,
          t->cfg.control_credits, human_bytes(t->cfg.pool_size).c_str(), human_bytes(t->cfg.pool_max).c_str());
     *out = t.release();
     return 0;

@@ -45,7 +45,7 @@ if [ -n "$rdma_dir" ]; then
         expect 1 "rdma.ring_size = 1000 (command line --set): must be between 4 KiB and 256 MiB" \
             --check-config --transport $mode --set "plugin_path=$rdma_dir" --set rdma.ring_size=1000
     done
-    expect 0 "rdma.*: rdma.ring_size, rdma.send_buffer_size" --help --set "plugin_path=$rdma_dir"
+    expect 0 "rdma.*: rdma.ring_size, rdma.ring_max, rdma.send_buffer_size" --help --set "plugin_path=$rdma_dir"
     # Start-up refuses the typo too, on this host without RDMA (a daemon that
     # started anyway would serve: the timeout ends it and the case fails).
     n=$((n + 1))

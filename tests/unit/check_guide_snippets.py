@@ -38,6 +38,7 @@ FRAGMENT_PRELUDE = '''\
 #include <twinwire/connection.hpp>
 #include <twinwire/log.hpp>
 #include <twinwire/loop.hpp>
+#include <twinwire/rdma.h>
 #include <twinwire/runtime.hpp>
 
 #include <chrono>
@@ -74,6 +75,7 @@ def compile_and_link(source, name, work):
     exe = work / name
     cmd = [cxx, '-std=c++17', '-Wall', '-Wextra', '-Werror', *extra,
            '-I' + src + '/framework/include', '-I' + src + '/plugin_api/include',
+           '-I' + src + '/rdma_plugin/include',
            str(source), '-L' + libdir, '-ltwinwire', '-o', str(exe)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     return result.returncode == 0, result.stderr

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <cerrno>
 #include <thread>
 
 using namespace twinwire;
@@ -256,4 +258,30 @@ TEST_CASE("an idle timeout closes a connection with no traffic either way, and n
     REQUIRE(!ends.empty());
     CHECK(ends[0].error == -ETIMEDOUT);
     CHECK(ends[0].reason == "idle_timeout_ms: no traffic either way for 300 ms");
+}
+
+TEST_CASE("transport_ctrl reaches the transport's own operations: another transport's namespace is -EOPNOTSUPP, "
+          "a closed connection -ENOTCONN",
+          "[connection][io]")
+{
+    Runtime rt(tcp_config(1));
+    rt.start();
+    std::atomic<int> foreign{1}, no_ns{1}, closed{1};
+    std::atomic<bool> done{false};
+    auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
+        uint64_t scratch[8] = {};
+        foreign = c->transport_ctrl("rdma", 1, scratch, sizeof scratch);
+        no_ns = c->transport_ctrl(nullptr, 1, scratch, sizeof scratch);
+        c->close();
+        closed = c->transport_ctrl("tcp", 1, scratch, sizeof scratch);
+        done = true;
+    });
+    serve_while(rt, [&] {
+        SocketClient client(listener->port());
+        for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(10ms);
+    });
+    REQUIRE(done);
+    CHECK(foreign == -EOPNOTSUPP);
+    CHECK(no_ns == -EINVAL);
+    CHECK(closed == -ENOTCONN);
 }

@@ -162,10 +162,29 @@ tw_bw_run() { # round test size iters label port env...
     doc=$(twinwire "$out/logs/$r-$test-$label.json" "$port" "$@" -- --test throughput --sizes "$size" \
         --iterations "$iters") || { status=1; return; }
     record "$r" "$test" "$label" mb_s "$(echo "$doc" | json 'd["throughput"][0]["mb_per_s"]')"
+    # What the adaptive rings did: registered memory and ring sizes at the end.
+    rings_record "$r" "$test" "$label" "$(echo "$doc" | json 'd["throughput"][0].get("rings", {})')"
+}
+
+rings_record() { # round test label rings-dict
+    local rings=$4
+    [ "$rings" = "{}" ] && return
+    record "$1" "$2" "$3" registered_kib "$(echo "$rings" | python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())["registered_bytes"] / 1024)')"
+    record "$1" "$2" "$3" rx_ring_kib "$(echo "$rings" | python3 -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())["rx_ring"] / 1024)')"
+}
+
+# An idle connection at the default configuration: connected, one 64 B
+# round trip, then its registered memory (the issue 14 goal: <= 64 KiB).
+tw_idle_run() { # round port
+    local doc
+    doc=$(twinwire "$out/logs/$1-idle-twinwire.json" "$2" -- --test latency --sizes 64 --iterations 1) ||
+        { status=1; return; }
+    rings_record "$1" idle twinwire "$(echo "$doc" | json 'd["latency"][0].get("rings", {})')"
 }
 
 for r in $(seq "$rounds"); do
     note "round $r of $rounds"
+    tw_idle_run "$r" 7379
     # Latency: perftest polls its CQ; -e makes it wait for completion events as twinwire does by default.
     lat_run "$r" ib_send_lat
     tw_lat_run "$r" twinwire 7379

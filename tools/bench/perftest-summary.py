@@ -43,7 +43,11 @@ RMA_COMPARISONS = [
 LABELS = {"lat64": "64 B latency", "bw4k": "4 KiB streaming", "bw64k": "64 KiB streaming",
           "rma-read64k": "64 KiB RDMA READ", "rma-read1m": "1 MiB RDMA READ",
           "rma-write64k": "64 KiB RDMA WRITE", "rma-write1m": "1 MiB RDMA WRITE"}
-UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RTT)", "mb_s": "MB/s (2^20)"}
+UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RTT)", "mb_s": "MB/s (2^20)",
+         "registered_kib": "KiB registered by the client's connection at its end",
+         "rx_ring_kib": "KiB of the client's receive ring at its end"}
+LABELS["idle"] = "idle connection"
+IDLE_GOAL_KIB = 64
 
 
 def load(path):
@@ -83,6 +87,11 @@ def main():
             if any(tick_bound(statistics.median(x.values())) for x in (a, b)):
                 met = "n/a (a median is the 4 ms tick)"
         out.append(f"| {LABELS[test]} | {UNITS[metric]} | {tw} | {pt} | {ratio:.2f} | {paired:.2f} | {goal} | {met} |")
+    idle = values.get(("idle", "twinwire", "registered_kib"))
+    if idle:
+        worst = max(idle.values())
+        out += ["", f"Idle connection at the default configuration: at most {worst:.0f} KiB registered "
+                f"(goal <= {IDLE_GOAL_KIB} KiB): {'met' if worst <= IDLE_GOAL_KIB else 'missed'}."]
     ticks = [tool for (test, tool, metric), v in values.items()
              if metric == "t_typical_us" and any(tick_bound(x) for x in v.values())]
     if ticks:

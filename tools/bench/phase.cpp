@@ -14,6 +14,8 @@ void Worker::finish(const std::string &why)
     on_finish();
     if (conn_) {
         stats = conn_->stats();
+        rings.size = sizeof rings;
+        have_rings = conn_->transport_ctrl(TW_RDMA_CTRL_NS, TW_RDMA_CTRL_GET_RINGS, &rings, sizeof rings) == 0;
         conn_->on_close(nullptr);
         conn_->close();
         conn_.reset();
@@ -119,6 +121,25 @@ double measured_seconds(const Phase &phase)
         last = std::max(last, w->end_ns);
     }
     return last > first ? double(last - first) / 1e9 : 0.0;
+}
+
+} // namespace twinwire::bench
+
+namespace twinwire::bench {
+
+RingsSummary summed_rings(const Phase &phase)
+{
+    RingsSummary sum;
+    for (const auto &w : phase.workers()) {
+        if (!w->have_rings) continue;
+        sum.present = true;
+        sum.registered += w->rings.registered;
+        sum.rx_ring = std::max(sum.rx_ring, w->rings.rx_ring);
+        sum.tx_ring = std::max(sum.tx_ring, w->rings.tx_ring);
+        sum.rx_grows += w->rings.rx_grows;
+        sum.tx_grows += w->rings.tx_grows;
+    }
+    return sum;
 }
 
 } // namespace twinwire::bench

@@ -6,6 +6,7 @@
 
 #include "options.hpp"
 
+#include <twinwire/rdma.h>
 #include <twinwire/runtime.hpp>
 
 #include <atomic>
@@ -47,6 +48,8 @@ public:
     std::string error;           ///< "" when it succeeded
     bool zero_copy = false;      ///< --zero-copy: borrowed receive buffers, lent send buffers
     tw_conn_stats stats{};       ///< the transport's counters when it finished
+    tw_rdma_rings rings{};       ///< the RDMA transport's rings when it finished
+    bool have_rings = false;     ///< rings is filled (the connection ran over RDMA)
     uint64_t start_ns = 0;       ///< first measured operation began
     uint64_t end_ns = 0;         ///< last measured operation ended
 
@@ -93,6 +96,16 @@ private:
 
 /// The client side's transport counters, summed over the phase's connections.
 tw_conn_stats summed_stats(const Phase &phase);
+
+/// The RDMA rings of a phase's connections when they finished.
+struct RingsSummary {
+    bool present = false;    ///< some connection reported its rings
+    uint64_t registered = 0; ///< bytes, summed
+    uint64_t rx_ring = 0;    ///< largest receive ring
+    uint64_t tx_ring = 0;    ///< largest TX ring
+    uint64_t rx_grows = 0, tx_grows = 0;
+};
+RingsSummary summed_rings(const Phase &phase);
 
 /// Seconds from the first measured operation to the last one, over every
 /// worker that measured something (0 when none did).

@@ -37,6 +37,7 @@ Step latency_step(size_t size, const SweepOptions &o, SweepReport &report)
         for (const auto &w : phase.workers()) r.round_trip_ns.merge(static_cast<const LatencyWorker &>(*w).histogram);
         r.seconds = measured_seconds(phase);
         r.stats = summed_stats(phase);
+        r.rings = summed_rings(phase);
         r.io_path = io_path(o.zero_copy, r.stats);
         r.errors = errors_of(phase);
         report.latency.push_back(std::move(r));
@@ -66,6 +67,7 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
         }
         r.seconds = measured_seconds(phase);
         r.stats = summed_stats(phase);
+        r.rings = summed_rings(phase);
         r.io_path = io_path(o.zero_copy, r.stats);
         r.errors = errors_of(phase);
         report.throughput.push_back(std::move(r));

@@ -30,6 +30,16 @@ void json_stats(JsonWriter &j, const tw_conn_stats &s)
     j.end_object();
 }
 
+// Registered memory and ring sizes (RDMA only): what adaptive rings did.
+void json_rings(JsonWriter &j, const RingsSummary &r)
+{
+    if (!r.present) return;
+    j.key("rings").begin_object();
+    j.key("registered_bytes").value(r.registered).key("rx_ring").value(r.rx_ring).key("tx_ring").value(r.tx_ring);
+    j.key("rx_grows").value(r.rx_grows).key("tx_grows").value(r.tx_grows);
+    j.end_object();
+}
+
 void json_errors(JsonWriter &j, const std::vector<std::string> &errors)
 {
     j.key("errors").begin_array();
@@ -130,6 +140,7 @@ std::string sweep_json(const SweepReport &r)
         j.key("one_way_p999_us").value(us(h.percentile(0.999)) / 2);
         j.key("io_path").value(l.io_path);
         json_stats(j, l.stats);
+        json_rings(j, l.rings);
         json_errors(j, l.errors);
         j.end_object();
     }
@@ -142,6 +153,7 @@ std::string sweep_json(const SweepReport &r)
         j.key("messages_per_s").value(t.messages_per_s());
         j.key("io_path").value(t.io_path);
         json_stats(j, t.stats);
+        json_rings(j, t.rings);
         json_errors(j, t.errors);
         j.end_object();
     }

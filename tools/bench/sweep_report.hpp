@@ -5,6 +5,7 @@
 
 #include "connection_summary.hpp"
 #include "histogram.hpp"
+#include "phase.hpp"
 #include "run_metadata.hpp"
 
 #include <twinwire/transport.h>
@@ -23,6 +24,7 @@ struct LatencyResult {
     Histogram round_trip_ns;
     double seconds = 0; ///< measurement window, first send to last echo
     tw_conn_stats stats{}; ///< client-side transport counters, all connections
+    RingsSummary rings;    ///< client-side RDMA rings at the end
     std::string io_path;   ///< io_path(): "copy", "zero-copy" or the fallback
     std::vector<std::string> errors;
 };
@@ -34,6 +36,7 @@ struct ThroughputResult {
     uint64_t messages = 0;
     double seconds = 0;    ///< first write to last acknowledgement
     tw_conn_stats stats{}; ///< client-side transport counters, all connections
+    RingsSummary rings;    ///< client-side RDMA rings at the end
     std::string io_path;   ///< io_path(): "copy", "zero-copy" or the fallback
     std::vector<std::string> errors;
 

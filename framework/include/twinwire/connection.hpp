@@ -193,6 +193,11 @@ public:
     std::string local_address() const;
     /// The transport's counters for this connection (zeros when closed).
     tw_conn_stats stats() const;
+    /// One of the transport's own ctrl() operations on this connection, in
+    /// its namespace (e.g. "rdma", TW_RDMA_CTRL_GET_RINGS from
+    /// <twinwire/rdma.h>): the transport's result; -EOPNOTSUPP from another
+    /// transport, -ENOTCONN once closed.  On the connection's loop thread.
+    int transport_ctrl(const char *ns, uint32_t op, void *data, size_t len) const;
 
     /// Attach application state.
     void set_context(std::shared_ptr<void> context) { context_ = std::move(context); }
