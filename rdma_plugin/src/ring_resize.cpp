@@ -38,6 +38,7 @@ void tx_release_old(tw_conn *c)
 /// windows; RESIZE follows their completion.
 void start_resize(tw_conn *c, uint64_t size)
 {
+    if (c->next.leaked) return; // a window that could not be withdrawn keeps its ring
     if (sq_free(c) < kRingSegments + 2) return; // the binds and a control message
     RingGrant &n = c->next;
     SpareRing *spare = nullptr;
@@ -71,6 +72,8 @@ void start_resize(tw_conn *c, uint64_t size)
     if (!post_chain(c, &wrs[0], &wrs[kRingSegments - 1], kRingSegments, true)) return;
     for (uint32_t i = 0; i < kRingSegments; ++i) grant_bind_posted(n, i);
     c->resize_seq = c->wr_posted;
+    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: receive ring %llu -> %llu bytes: binding its windows",
+         c->peer_text.c_str(), static_cast<unsigned long long>(c->rx_size), static_cast<unsigned long long>(size));
 }
 
 /// Draining: withdraw every window of the old ring still bound, then give
@@ -86,6 +89,15 @@ void drain_old_ring(tw_conn *c)
         if (last) c->resize_seq = c->wr_posted;
     }
     if (o.invalidated < o.binds_posted || c->wr_done < c->resize_seq || c->rx_head < c->rx_base) return;
+    // The old windows go with their ring: the next ring gets windows that
+    // never carried a key of this one.
+    if (!grant_revoke(c, o)) {
+        c->resize = Resize::None;
+        if (!o.spare) return; // the block's own ring: kept (no more resizes), retired at teardown
+        pool_of(c)->retire_ring(o.spare);
+        o.spare = nullptr;
+        o.leaked = false;
+    }
     if (o.spare) pool_of(c)->give_ring(o.spare, now_ns(c->loop->t));
     o.mem = nullptr;
     o.spare = nullptr;
@@ -194,6 +206,9 @@ void resize_on_offer(tw_conn *c, const WireCtrl &m, const uint8_t *buf)
 
 void resize_switch_peer_ring(tw_conn *c)
 {
+    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: writing the peer's new ring of %llu bytes from stream offset %llu",
+         c->peer_text.c_str(), static_cast<unsigned long long>(c->peer_next_size),
+         static_cast<unsigned long long>(c->r_written));
     c->peer.ring_addr = c->peer_next_addr;
     c->peer.ring_size = static_cast<uint32_t>(c->peer_next_size);
     std::copy(std::begin(c->peer_next_rkeys), std::end(c->peer_next_rkeys), std::begin(c->peer_rkeys));
@@ -219,6 +234,10 @@ void resize_on_ack(tw_conn *c, const WireCtrl &m)
     c->rx_base = m.sent;
     c->resize = Resize::Draining;
     c->resize_seq = 0;
+    logf(c->loop->t, TW_LOG_DEBUG,
+         "connection %s: receive ring of %llu bytes from stream offset %llu; the old one (%llu bytes) drains",
+         c->peer_text.c_str(), static_cast<unsigned long long>(c->rx_size), static_cast<unsigned long long>(m.sent),
+         static_cast<unsigned long long>(c->next.size));
     if (grow) c->rx_grows += 1;
     else c->rx_shrinks += 1;
 }

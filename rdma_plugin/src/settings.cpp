@@ -131,9 +131,9 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     uint32_t gid = 0;
     bool gid_set = false;
     bool ok = r.size("rdma.ring_size", &s->ring_size, 4096, 256u << 20, true) &&
-              r.size("rdma.ring_max", &s->ring_max, 4096, 256u << 20, true) &&
+              r.size("rdma.ring_max", &s->ring_max, 0, 256u << 20, true) &&
               r.size("rdma.send_buffer_size", &s->send_buffer_size, 4096, 256u << 20, true) &&
-              r.size("rdma.send_buffer_max", &s->send_buffer_max, 4096, 256u << 20, true) &&
+              r.size("rdma.send_buffer_max", &s->send_buffer_max, 0, 256u << 20, true) &&
               r.integer("rdma.ring_idle_ms", &s->ring_idle_ms, 10, 86400000) &&
               r.integer("rdma.recv_depth", &s->recv_depth, 8, 4096) &&
               r.integer("rdma.control_credits", &s->control_credits, 2, 2048) &&
@@ -160,15 +160,12 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     if (!ok) return -TW_ECONFIG;
     if (gid_set) s->gid_index = static_cast<int>(gid);
     // Cross-key rules, each named with both keys and where they came from.
-    // A ring configured larger than the default maximum simply starts there.
+    // Growth is opt-in: a maximum of 0 (the default) is the start itself.
     for (auto [start, max, start_key, max_key] :
          {std::make_tuple(&s->ring_size, &s->ring_max, "rdma.ring_size", "rdma.ring_max"),
           std::make_tuple(&s->send_buffer_size, &s->send_buffer_max, "rdma.send_buffer_size", "rdma.send_buffer_max")}) {
+        if (*max == 0) *max = *start;
         if (*start <= *max) continue;
-        if (std::strcmp(r.origin_of(max_key), "default") == 0) {
-            *max = *start;
-            continue;
-        }
         *why = format("%s = %zu (%s) is smaller than %s = %zu (%s): a ring never shrinks below its start", max_key,
                       *max, r.origin_of(max_key), start_key, *start, r.origin_of(start_key));
         return -TW_ECONFIG;

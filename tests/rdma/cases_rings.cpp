@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Adaptive rings: a connection starts on small rings, grows them while its
-// stream waits for them (in-band RESIZE, protocol version 4), and returns
-// to the small ones after rdma.ring_idle_ms.  Sizes come from the plugin's
+// Adaptive rings (opt-in: rdma.ring_max, rdma.send_buffer_max): a
+// connection starts on small rings, grows them while its stream waits for
+// them (in-band RESIZE, protocol version 4), and returns to the small ones
+// after rdma.ring_idle_ms.  Sizes come from the plugin's
 // own counters (TW_RDMA_CTRL_GET_RINGS, TW_CTRL_GET_TRANSPORT_STATS).
 #include "rdma_test.hpp"
 
@@ -19,6 +20,14 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr uint64_t kIdleLimit = 64 * 1024; // registered memory of an idle connection (issue 14)
+
+/// Small rings that may grow to 1 MiB, and `extra`.
+std::map<std::string, std::string> adaptive(std::map<std::string, std::string> extra = {})
+{
+    extra.insert({{"rdma.ring_size", "32k"}, {"rdma.send_buffer_size", "16k"}, {"rdma.ring_max", "1M"},
+                  {"rdma.send_buffer_max", "1M"}});
+    return extra;
+}
 
 tw_rdma_rings rings_of(Env &env, Endpoint &e)
 {
@@ -61,7 +70,7 @@ void report(Env &env, const char *when)
 TEST_CASE("rings grow while a stream waits for them, every byte arrives in order, and they shrink back when idle",
           "[rdma][rings]")
 {
-    use_settings({{"rdma.ring_idle_ms", "300"}});
+    use_settings(adaptive({{"rdma.ring_idle_ms", "300"}}));
     Env env;
     Server &server = env.listen();
     server.echo = false;
@@ -113,7 +122,7 @@ TEST_CASE("rings grow while a stream waits for them, every byte arrives in order
 
 TEST_CASE("a peer that does not read cannot make the ring grow: the sender waits instead", "[rdma][rings]")
 {
-    use_settings({});
+    use_settings(adaptive());
     Env env;
     Server &server = env.listen();
     server.echo = false;
@@ -145,7 +154,7 @@ TEST_CASE("1000 idle connections hold at most 64 KiB each, grow under a burst an
           "[rdma][rings][memory]")
 {
     constexpr size_t kConns = 1000;
-    use_settings({{"rdma.ring_idle_ms", "500"}});
+    use_settings(adaptive({{"rdma.ring_idle_ms", "500"}}));
     Env env;
     Server &server = env.listen();
     std::vector<Endpoint *> clients;
