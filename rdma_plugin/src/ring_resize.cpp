@@ -98,6 +98,8 @@ void drain_old_ring(tw_conn *c)
         o.spare = nullptr;
         o.leaked = false;
     }
+    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: the old receive ring (%llu bytes) is read and withdrawn",
+         c->peer_text.c_str(), static_cast<unsigned long long>(o.size));
     if (o.spare) pool_of(c)->give_ring(o.spare, now_ns(c->loop->t));
     o.mem = nullptr;
     o.spare = nullptr;
@@ -156,6 +158,8 @@ bool tx_grow(tw_conn *c, uint64_t need)
     c->tx = spare->mem;
     c->tx_size = size;
     c->tx_grows += 1;
+    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: TX ring of %llu bytes from stream offset %llu",
+         c->peer_text.c_str(), static_cast<unsigned long long>(size), static_cast<unsigned long long>(c->tx_head));
     return true;
 }
 
