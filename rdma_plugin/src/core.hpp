@@ -183,10 +183,9 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::WireHello peer{};
     twrdma::WireHello client_hello{}; ///< server: what the client sent
 
-    // receive ring (the peer writes here): grant.mem, grant.size, from grant.base
+    // receive ring (the peer writes here): grant.mem, grant.size, from stream offset grant.base
     uint8_t *rx = nullptr;
     uint64_t rx_size = 0;
-    uint64_t rx_base = 0;
     uint64_t rx_head = 0;     ///< consumed by the application
     uint64_t rx_tail = 0;     ///< arrived
     uint64_t rx_reported = 0; ///< consumed count last sent to the peer

@@ -283,8 +283,8 @@ void on_data(tw_conn *c, uint32_t imm_host)
         return bad_frame(c, format("immediate of unknown type %u", imm.type));
     if (imm.len == 0) return bad_frame(c, "data write of length 0");
     if (c->peer_eof) return bad_frame(c, "data after SHUTDOWN");
-    // Bytes before rx_base are in the previous ring, not this one.
-    if (c->rx_tail + imm.len - std::max(c->rx_reported, c->rx_base) > c->rx_size)
+    // Bytes before grant.base are in the previous ring, not this one.
+    if (c->rx_tail + imm.len - std::max(c->rx_reported, c->grant.base) > c->rx_size)
         return bad_frame(c, format("data write of %u bytes overflows the receive ring", imm.len));
     c->peer_waiting = imm.type == kImmTypeDataMore;
     c->last_data_ns = now_ns(c->loop->t);
@@ -411,10 +411,10 @@ void conn_bind_ring(tw_conn *c)
 uint64_t reportable_consumed(const tw_conn *c)
 {
     // Bytes of a previous ring: the peer never writes it again.
-    if (c->rx_head <= c->rx_base) return c->rx_head;
+    if (c->rx_head <= c->grant.base) return c->rx_head;
     const RingGrant &g = c->grant;
-    if (g.binds_done < kRingSegments) return c->rx_base;
-    return c->rx_base + std::min(c->rx_head - c->rx_base, g.binds_done * g.seg - c->rx_size);
+    if (g.binds_done < kRingSegments) return c->grant.base;
+    return c->grant.base + std::min(c->rx_head - c->grant.base, g.binds_done * g.seg - c->rx_size);
 }
 
 namespace {
@@ -426,9 +426,9 @@ void pump_grants(tw_conn *c)
 {
     RingGrant &g = c->grant;
     if (g.binds_posted < kRingSegments) return;
-    // Positions in this ring (the stream's bytes from rx_base on).
-    const uint64_t tail = c->rx_tail - c->rx_base;
-    const uint64_t head = c->rx_head > c->rx_base ? c->rx_head - c->rx_base : 0;
+    // Positions in this ring (the stream's bytes from grant.base on).
+    const uint64_t tail = c->rx_tail - c->grant.base;
+    const uint64_t head = c->rx_head > c->grant.base ? c->rx_head - c->grant.base : 0;
     while (g.invalidated < g.binds_posted && (g.invalidated + 1) * g.seg <= tail && sq_free(c) >= 2) {
         ibv_send_wr wr = grant_invalidate_wr(c, g, g.invalidated);
         g.invalidated += 1;

@@ -88,7 +88,7 @@ void drain_old_ring(tw_conn *c)
         if (!post_chain(c, &wr, &wr, 1, last)) return;
         if (last) c->resize_seq = c->wr_posted;
     }
-    if (o.invalidated < o.binds_posted || c->wr_done < c->resize_seq || c->rx_head < c->rx_base) return;
+    if (o.invalidated < o.binds_posted || c->wr_done < c->resize_seq || c->rx_head < c->grant.base) return;
     // The old windows go with their ring: the next ring gets windows that
     // never carried a key of this one.
     if (!grant_revoke(c, o)) {
@@ -110,14 +110,14 @@ void drain_old_ring(tw_conn *c)
 
 uint8_t *rx_span(const tw_conn *c, uint64_t pos, uint64_t *len, uint64_t max)
 {
-    if (c->resize == Resize::Draining && pos < c->rx_base) {
-        // The previous ring holds the stream's bytes up to rx_base.
+    if (c->resize == Resize::Draining && pos < c->grant.base) {
+        // The previous ring holds the stream's bytes up to grant.base.
         const RingGrant &o = c->next;
         uint64_t off = (pos - o.base) % o.size;
-        *len = std::min({max, o.size - off, c->rx_base - pos});
+        *len = std::min({max, o.size - off, c->grant.base - pos});
         return o.mem + off;
     }
-    uint64_t off = (pos - c->rx_base) % c->rx_size;
+    uint64_t off = (pos - c->grant.base) % c->rx_size;
     *len = std::min(max, c->rx_size - off);
     return c->rx + off;
 }
@@ -235,7 +235,6 @@ void resize_on_ack(tw_conn *c, const WireCtrl &m)
     c->grant.base = m.sent;
     c->rx = c->grant.mem;
     c->rx_size = c->grant.size;
-    c->rx_base = m.sent;
     c->resize = Resize::Draining;
     c->resize_seq = 0;
     logf(c->loop->t, TW_LOG_DEBUG,
