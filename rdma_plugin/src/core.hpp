@@ -232,6 +232,8 @@ struct tw_conn : twrdma::CmOwner {
     bool stalled = false;
 
     // send queue
+    bool window_wait = false; ///< window operations wait for the remote ones before them: hold other posts
+    uint64_t remote_seq = 0;  ///< wr_posted after the last remote operation (WRITE, SEND, READ)
     uint64_t wr_posted = 0;
     uint64_t wr_done = 0;
     uint64_t last_signal_seq = 0;
@@ -347,6 +349,10 @@ void conn_pump(tw_conn *c);
 /// A zero-length, signalled RDMA WRITE: consumes no peer receive, and its
 /// completion frees the TX ring behind unsignalled writes.
 void post_fence(tw_conn *c);
+/// Whether window operations (BIND_MW, LOCAL_INV) may be posted now: every
+/// remote operation posted before completed.  If not, arranges a completion
+/// and holds other posts until then (datapath.cpp says why).
+bool window_ops_allowed(tw_conn *c);
 int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
 /// Bind our ring's segment windows (once established); RING follows their completion.
 void conn_bind_ring(tw_conn *c);

@@ -55,6 +55,10 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
         return false;
     }
     c->wr_posted = seq_after;
+    for (ibv_send_wr *wr = first;; wr = wr->next) {
+        if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV) c->remote_seq = seq_after;
+        if (wr == last) break;
+    }
     if (signal) {
         c->last_signal_seq = seq_after;
         c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted, c->grant.binds_posted, c->grant.gen});
@@ -108,15 +112,32 @@ bool send_ctrl(tw_conn *c, Ctrl type, bool force_signal)
 
 void post_fence(tw_conn *c)
 {
-    if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2 || !c->peer_ring_known) return;
+    if (c->wr_posted == c->last_signal_seq || sq_free(c) < 2) return;
     ibv_send_wr wr{};
     wr.wr_id = make_wr_id(c->serial, WrKind::Fence, 0);
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.num_sge = 0;
-    // A zero-length WRITE checks no key (IBA C9-88): any segment's will do.
-    wr.wr.rdma.remote_addr = c->peer.ring_addr;
-    wr.wr.rdma.rkey = c->peer_rkeys[0];
+    // A zero-length WRITE checks no key (IBA C9-88): any segment's will do,
+    // and none before the peer named its ring.
+    wr.wr.rdma.remote_addr = c->peer_ring_known ? c->peer.ring_addr : 0;
+    wr.wr.rdma.rkey = c->peer_ring_known ? c->peer_rkeys[0] : 0;
     post_chain(c, &wr, &wr, 1, true);
+}
+
+bool window_ops_allowed(tw_conn *c)
+{
+    // rxe (Linux 6.1) breaks two ways when a window operation is posted
+    // behind a remote operation that has not completed: a retransmission
+    // of it replays the finished BIND_MW, whose window moved to a new key,
+    // so the replay fails and the QP goes to error; and a LOCAL_INV, which
+    // waits for everything before it, can miss its wake-up and stall the
+    // send queue.  Both were measured (docs/rdma-design.md, "Window
+    // operations").  Behind window operations only, neither can happen:
+    // nothing is retransmitted, and they complete without the network.
+    if (c->wr_done >= c->remote_seq) return true;
+    c->window_wait = true;
+    post_fence(c); // unless the last request is signalled already
+    return false;
 }
 
 namespace {
@@ -128,7 +149,7 @@ constexpr uint32_t kMaxPieces = 4;
 bool pump_data(tw_conn *c)
 {
     // Nothing to write into before the peer named its ring (RING).
-    while (c->tx_posted < c->tx_head && !c->error && c->peer_ring_known) {
+    while (c->tx_posted < c->tx_head && !c->error && c->peer_ring_known && !c->window_wait) {
         // Bytes before r_base went to the peer's previous ring.
         uint64_t r_free = c->peer.ring_size - (c->r_written - std::max(c->r_consumed, c->r_base));
         if (c->send_credits <= c->peer.credit_reserve || r_free == 0) {
@@ -219,7 +240,7 @@ bool control_allowed(const tw_conn *c, Ctrl type)
 
 void pump_control(tw_conn *c, bool data_all_posted)
 {
-    while (!c->error && sq_free(c) >= 1 && c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
+    while (!c->error && !c->window_wait && sq_free(c) >= 1 && c->ctrl_posted - c->ctrl_done < Settings::kCtrlSlots) {
         if (c->want_ring && control_allowed(c, Ctrl::Ring)) {
             c->want_ring = false;
             if (!send_ctrl(c, Ctrl::Ring, false)) return;
@@ -420,8 +441,10 @@ uint64_t reportable_consumed(const tw_conn *c)
 namespace {
 
 /// Withdraw the windows of segments the peer filled (their bytes wait to be
-/// read), and bind again those the application consumed, for the next lap.
-/// Before data, leaving one SQ entry for control.
+/// read), and bind again those the application consumed, for the next lap:
+/// one chain, invalidations first, once the remote operations before it
+/// completed (window_ops_allowed).  Before data, leaving one SQ entry for
+/// control.
 void pump_grants(tw_conn *c)
 {
     RingGrant &g = c->grant;
@@ -429,19 +452,28 @@ void pump_grants(tw_conn *c)
     // Positions in this ring (the stream's bytes from grant.base on).
     const uint64_t tail = c->rx_tail - c->grant.base;
     const uint64_t head = c->rx_head > c->grant.base ? c->rx_head - c->grant.base : 0;
-    while (g.invalidated < g.binds_posted && (g.invalidated + 1) * g.seg <= tail && sq_free(c) >= 2) {
-        ibv_send_wr wr = grant_invalidate_wr(c, g, g.invalidated);
-        g.invalidated += 1;
-        if (!post_chain(c, &wr, &wr, 1, false)) return;
-    }
+    auto invalidate_due = [&](uint64_t inv) { return inv < g.binds_posted && (inv + 1) * g.seg <= tail; };
     // Segment b's previous lap (b - 8) must be invalidated and consumed.
-    while (g.binds_posted < g.invalidated + kRingSegments && (g.binds_posted + 1) * g.seg <= head + c->rx_size &&
-           sq_free(c) >= 2) {
-        ibv_send_wr wr = grant_bind_wr(c, g, g.binds_posted);
-        g.binds_posted += 1;
-        if (!post_chain(c, &wr, &wr, 1, true)) return;
-        grant_bind_posted(g, g.binds_posted - 1);
-    }
+    auto bind_due = [&](uint64_t inv, uint64_t b) {
+        return b < inv + kRingSegments && (b + 1) * g.seg <= head + c->rx_size;
+    };
+    if (!invalidate_due(g.invalidated) && !bind_due(g.invalidated, g.binds_posted)) return;
+    if (sq_free(c) < 2 || !window_ops_allowed(c)) return;
+    ibv_send_wr wrs[2 * kRingSegments];
+    uint32_t n = 0;
+    uint64_t inv = g.invalidated, b = g.binds_posted;
+    while (invalidate_due(inv) && n < kRingSegments && sq_free(c) >= n + 2) wrs[n++] = grant_invalidate_wr(c, g, inv++);
+    while (bind_due(inv, b) && n < 2 * kRingSegments && sq_free(c) >= n + 2) wrs[n++] = grant_bind_wr(c, g, b++);
+    if (n == 0) return;
+    for (uint32_t i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
+    wrs[n - 1].next = nullptr;
+    uint64_t first_bind = g.binds_posted;
+    g.invalidated = inv;
+    g.binds_posted = b;
+    // Signalled when it binds: a bind's completion lets the peer use its
+    // segment.
+    if (!post_chain(c, &wrs[0], &wrs[n - 1], n, b > first_bind)) return;
+    for (uint64_t i = first_bind; i < b; ++i) grant_bind_posted(g, i);
 }
 
 } // namespace
@@ -449,9 +481,12 @@ void pump_grants(tw_conn *c)
 void conn_pump(tw_conn *c)
 {
     if (c->state != ConnState::Established || c->error || !c->qp) return;
+    c->window_wait = false; // set again below while window operations wait
     pump_grants(c);
     if (c->error) return;
     resize_pump(c);
+    if (c->error) return;
+    if (c->rma) rma_post_invalidations(c);
     if (c->error) return;
     check_credit_report(c);
     bool all_posted = pump_data(c);
@@ -467,8 +502,23 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
     auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
     if (wc.status != IBV_WC_SUCCESS) {
         if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
-        // Flushes after we (or the peer) ended the connection say nothing new.
-        if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) return;
+        const char *what = kind == WrKind::Recv   ? "RECV"
+                           : kind == WrKind::Ctrl ? "SEND (control)"
+                           : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
+                           : kind == WrKind::Invalidate ? "LOCAL_INV (receive ring window)"
+                           : kind == WrKind::Rma ? rma_wc_what(c, wc)
+                           : kind == WrKind::RmaBind ? "BIND_MW (rma_expose)"
+                           : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
+                                                  : "RDMA_WRITE";
+        // Flushes after we (or the peer) ended the connection say nothing
+        // new; another error may say why the peer ended it (a disconnect
+        // can be handled before the completion that explains it).
+        if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && c->disconnected)) {
+            if (wc.status != IBV_WC_WR_FLUSH_ERR)
+                logf(c->loop->t, TW_LOG_DEBUG, "connection %s, after it ended: %s", c->peer_text.c_str(),
+                     wc_failed(wc, what).c_str());
+            return;
+        }
         // A receive flushed while RMA is in flight: the send queue's own
         // completion (a refusal, or a flush) follows and says why.
         if (wc.status == IBV_WC_WR_FLUSH_ERR && kind == WrKind::Recv && rma_in_flight(c)) return;
@@ -481,14 +531,6 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
             if (c->host_closed) conn_check_linger(c);
             return;
         }
-        const char *what = kind == WrKind::Recv   ? "RECV"
-                           : kind == WrKind::Ctrl ? "SEND (control)"
-                           : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
-                           : kind == WrKind::Invalidate ? "LOCAL_INV (receive ring window)"
-                           : kind == WrKind::Rma ? rma_wc_what(c, wc)
-                           : kind == WrKind::RmaBind ? "BIND_MW (rma_expose)"
-                           : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
-                                                  : "RDMA_WRITE";
         conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
         if (c->host_closed) conn_check_linger(c);
         return;

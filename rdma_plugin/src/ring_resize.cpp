@@ -39,7 +39,6 @@ void tx_release_old(tw_conn *c)
 void start_resize(tw_conn *c, uint64_t size)
 {
     if (c->next.leaked) return; // a window that could not be withdrawn keeps its ring
-    if (sq_free(c) < kRingSegments + 2) return; // the binds and a control message
     RingGrant &n = c->next;
     SpareRing *spare = nullptr;
     if (size == cfg(c).ring_size) {
@@ -81,12 +80,19 @@ void start_resize(tw_conn *c, uint64_t size)
 void drain_old_ring(tw_conn *c)
 {
     RingGrant &o = c->next;
-    while (o.invalidated < o.binds_posted && sq_free(c) >= 2) {
-        ibv_send_wr wr = grant_invalidate_wr(c, o, o.invalidated);
-        o.invalidated += 1;
+    if (o.invalidated < o.binds_posted) {
+        if (sq_free(c) < 2 || !window_ops_allowed(c)) return;
+        ibv_send_wr wrs[kRingSegments];
+        uint32_t n = 0;
+        while (o.invalidated + n < o.binds_posted && n < kRingSegments && sq_free(c) >= n + 2)
+            wrs[n] = grant_invalidate_wr(c, o, o.invalidated + n), ++n;
+        for (uint32_t i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
+        wrs[n - 1].next = nullptr;
+        o.invalidated += n;
         bool last = o.invalidated == o.binds_posted;
-        if (!post_chain(c, &wr, &wr, 1, last)) return;
-        if (last) c->resize_seq = c->wr_posted;
+        if (!post_chain(c, &wrs[0], &wrs[n - 1], n, last)) return;
+        if (!last) return;
+        c->resize_seq = c->wr_posted;
     }
     if (o.invalidated < o.binds_posted || c->wr_done < c->resize_seq || c->rx_head < c->grant.base) return;
     // The old windows go with their ring: the next ring gets windows that
@@ -172,7 +178,7 @@ void resize_pump(tw_conn *c)
         // The reader keeps up and the peer still waits: the ring, not the
         // reader, limits the stream.
         if (c->peer_waiting && c->rx_head == c->rx_tail && c->rx_size < cfg(c).ring_max && !c->peer_eof &&
-            !c->rd_shut && !c->host_closed) {
+            !c->rd_shut && !c->host_closed && sq_free(c) >= kRingSegments + 2 && window_ops_allowed(c)) {
             c->peer_waiting = false;
             start_resize(c, std::min<uint64_t>(c->rx_size * 4, cfg(c).ring_max));
         }
@@ -252,7 +258,7 @@ void resize_on_tick(tw_conn *c, uint64_t now)
     if (now - c->last_data_ns < uint64_t(s.ring_idle_ms) * 1000000ull) return;
     // Idle: back to the block's own rings.
     if (c->resize == Resize::None && c->rx_size > s.ring_size && c->version >= kProtoResize && !c->peer_eof &&
-        !c->rd_shut)
+        !c->rd_shut && sq_free(c) >= kRingSegments + 2 && window_ops_allowed(c))
         start_resize(c, s.ring_size);
     tx_release_old(c);
     if (c->tx_ring.spare && !c->old_tx.size && !c->sendbuf_out) {

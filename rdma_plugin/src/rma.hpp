@@ -121,7 +121,8 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
 int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg);
 int rma_mem_get(tw_conn *c, size_t len, tw_buf *out);
 int rma_mem_put(tw_conn *c, tw_buf *buf);
-/// Post the LOCAL_INV of revoked exposures the send queue has room for.
+/// Post the LOCAL_INVs of revoked exposures the send queue has room for,
+/// once the remote operations before them completed (window_ops_allowed).
 void rma_post_invalidations(tw_conn *c);
 /// Deallocate every window of the connection (before its QP is destroyed).
 void rma_drop_windows(tw_conn *c);

@@ -188,7 +188,9 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
                                            ((access & TW_RMA_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
     r.exposures.push_back(e);
     // The bind goes before anything the application sends afterwards (the
-    // descriptor, typically) on this send queue.
+    // descriptor, typically) on this send queue.  Posted at once, even
+    // behind remote operations (unlike the ring's windows): the rxe replay
+    // of docs/rdma-design.md "Window operations" can hit it there.
     if (!post_chain(c, &wr, &wr, 1, false)) {
         forget(r, e);
         drop_window(e);
@@ -234,6 +236,8 @@ int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
 void rma_post_invalidations(tw_conn *c)
 {
     RmaConn &r = *c->rma;
+    if (r.invalidate_waiting.empty() || c->error || rma_sq_free(c) < 2) return;
+    if (!window_ops_allowed(c)) return; // after the remote operations before them complete
     while (!r.invalidate_waiting.empty() && rma_sq_free(c) >= 2 && !c->error) {
         tw_rma_exposure *e = r.invalidate_waiting.front();
         ibv_send_wr wr{};

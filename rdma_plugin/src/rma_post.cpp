@@ -193,6 +193,7 @@ void rma_pump(tw_conn *c)
     if (!c->rma || c->rma->delivering || c->state != ConnState::Established || c->error || !c->qp) return;
     RmaConn &r = *c->rma;
     rma_post_invalidations(c);
+    if (c->window_wait) return; // window operations go first
     bool had_waiting = !r.waiting.empty();
     // Three SQ entries stay for the stream's control messages.
     while (!r.waiting.empty() && rma_sq_free(c) >= 3 && !c->error) {

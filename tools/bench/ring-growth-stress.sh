@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Streams over RDMA from client after client to one twinwire-bench server,
 # with adaptive rings (32 KiB / 16 KiB growing to 4 MiB) on both ends, and
-# counts connections that did not finish: the reproduction of the open fault
-# of docs/rdma-design.md §14 ("Why not the default yet").  Runs the SoftRoCE
+# counts connections that did not finish: the reproduction of the reset of
+# docs/rdma-design.md §14 (rxe replaying finished binds when it
+# retransmits, section 3 "Window operations").  Runs the SoftRoCE
 # guest itself; logs (server and clients at debug level) go to OUT.
 #
 #   tools/bench/ring-growth-stress.sh [--runs N] [--out DIR] TWINWIRE_BENCH
