@@ -286,6 +286,23 @@ void Connection::peer_ended()
     close_after_eof();
 }
 
+// The peer closed cleanly while output was still due (-EPIPE): those bytes
+// cannot arrive, but what the peer sent before closing is still to be read
+// (its reply refusing the request being written, typically).  Writing
+// stops; reading goes on to the peer's end of stream, which ends the
+// connection.  Paused reading, a close under way or RMA framing end it now.
+bool Connection::read_on_after_refused_write(int err)
+{
+    if (err != -EPIPE || !reading_ || closing_ || finished_ || peer_eof_ || rma_) return false;
+    TW_DEBUG("conn", "connection %llu: %s; reading what the peer sent before it closed",
+             static_cast<unsigned long long>(id_), error_text("write", err).c_str());
+    output_.clear();
+    write_shut_ = true;
+    want_write_ = false;
+    update_interest();
+    return true;
+}
+
 void Connection::close_after_eof()
 {
     if (finished_ || closing_) return;
@@ -314,7 +331,7 @@ bool Connection::write(const void *data, size_t len)
         ssize_t n = transport_->ops().write(conn_, p, len);
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            finish(code_from_transport(err), err, error_text("write", err), false, true);
+            if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, true);
             return false;
         }
         if (n > 0) {
@@ -352,7 +369,7 @@ bool Connection::write(Buffer &data)
         ssize_t n = writev_chunks(data.raw());
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            finish(code_from_transport(err), err, error_text("write", err), false, true);
+            if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, true);
             return false;
         }
         if (n > 0) {
@@ -404,7 +421,7 @@ void Connection::flush()
     const tw_transport_ops &ops = transport_->ops();
     if (native_ && native_->waiting()) native_->retry();
     if (int err = write_queued(); err < 0) {
-        finish(code_from_transport(err), err, error_text("write", err), false, false);
+        if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, false);
         return;
     }
     if (write_blocked_ && output_.size() <= settings_.write_low) {

@@ -213,3 +213,56 @@ TEST_CASE("over RDMA, read_until cuts records, the write watermarks call on_writ
     CHECK(server_end.code == errc::timed_out);
     CHECK(server_end.reason == "read_timeout_ms: nothing received for 500 ms");
 }
+
+TEST_CASE("over RDMA, a client still writing a request the server refused and closed on reads the server's reply",
+          "[rdma][runtime]")
+{
+    // The server answers after 64 KiB and closes while the client still
+    // writes (its rings are 32 KiB at first): the client's writes fail with
+    // -EPIPE, and the reply that arrived before the close must reach it
+    // (twinwire-kvd refusing an oversized request is this case).
+    Config c;
+    c.set("transport", "rdma");
+    c.set("threads", "1");
+    c.set("log_level", "warn");
+    Runtime rt(c);
+    rt.start();
+    const std::string reply = "-ERR request too large\r\n";
+    auto listener = rt.listen({getenv("SOFTROCE_SERVER_IP"), 0}, [&](const ConnectionPtr &s) {
+        auto got = std::make_shared<size_t>(0);
+        s->on_data([got, reply](Connection &self, Buffer &in) {
+            *got += in.size();
+            in.drain(in.size());
+            if (*got >= 64 * 1024) {
+                self.write(reply);
+                self.close();
+            }
+        });
+    });
+    ConnectOptions opt;
+    opt.address = getenv("SOFTROCE_SERVER_IP");
+    opt.port = listener->port();
+    opt.source_address = getenv("SOFTROCE_CLIENT_IP");
+    std::string error, received;
+    CloseInfo end;
+    rt.connect(opt, [&](const ConnectionPtr &conn, const std::string &err) {
+        if (!conn) {
+            error = err;
+            rt.stop(false);
+            return;
+        }
+        conn->on_data([&](Connection &, Buffer &in) { received += in.take(in.size()); });
+        conn->on_close([&](Connection &, const CloseInfo &info) {
+            end = info;
+            rt.stop(false);
+        });
+        conn->write(std::string(size_t(8) << 20, 'x')); // far more than the server will read
+    });
+    Timer dog(rt.loop(0), [&] { rt.stop(false); });
+    dog.start(120s);
+    rt.run();
+    INFO("error: " << error << "; client end: " << end.reason);
+    CHECK(error.empty());
+    CHECK(received == reply);
+    CHECK(end.code == errc::peer_closed);
+}
