@@ -160,11 +160,12 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     if (!ok) return -TW_ECONFIG;
     if (gid_set) s->gid_index = static_cast<int>(gid);
     // Cross-key rules, each named with both keys and where they came from.
-    // Growth is opt-in: a maximum of 0 (the default) is the start itself.
+    // A maximum of 0 is the start itself (no growth); a start above the
+    // default maximum raises it.
     for (auto [start, max, start_key, max_key] :
          {std::make_tuple(&s->ring_size, &s->ring_max, "rdma.ring_size", "rdma.ring_max"),
           std::make_tuple(&s->send_buffer_size, &s->send_buffer_max, "rdma.send_buffer_size", "rdma.send_buffer_max")}) {
-        if (*max == 0) *max = *start;
+        if (*max == 0 || (*start > *max && std::strcmp(r.origin_of(max_key), "default") == 0)) *max = *start;
         if (*start <= *max) continue;
         *why = format("%s = %zu (%s) is smaller than %s = %zu (%s): a ring never shrinks below its start", max_key,
                       *max, r.origin_of(max_key), start_key, *start, r.origin_of(start_key));

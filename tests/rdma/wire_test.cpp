@@ -262,20 +262,20 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
 {
     Settings s;
     CHECK(load({}, &s) == "");
-    CHECK(s.ring_size == 128 * 1024);
+    CHECK(s.ring_size == 32 * 1024);
+    CHECK(s.send_buffer_size == 16 * 1024);
     CHECK(s.block_size() % 4096 == 0);
-    CHECK(s.block_size() <= 256 * 1024); // an idle connection holds at most 256 KiB
-    // Growth is opt-in: the maxima default to the starts.
-    CHECK(s.ring_max == s.ring_size);
-    CHECK(s.send_buffer_max == s.send_buffer_size);
-    CHECK(load({{"rdma.ring_size", "32k"}, {"rdma.send_buffer_size", "16k"}, {"rdma.ring_max", "4M"},
-                {"rdma.send_buffer_max", "4M"}},
-               &s) == "");
-    CHECK(s.block_size() <= 64 * 1024); // small rings: an idle connection at most 64 KiB
+    CHECK(s.block_size() <= 64 * 1024); // an idle connection holds at most 64 KiB (issue 14)
+    // Rings start small and may grow to 4 MiB; a start above the default
+    // maximum raises it, a maximum of 0 turns growth off, an explicit
+    // maximum below the start is refused.
     CHECK(s.ring_max == (4u << 20));
     CHECK(s.send_buffer_max == (4u << 20));
     CHECK(load({{"rdma.ring_size", "8M"}}, &s) == "");
     CHECK(s.ring_max == (8u << 20));
+    CHECK(load({{"rdma.ring_size", "128k"}, {"rdma.ring_max", "0"}, {"rdma.send_buffer_max", "0"}}, &s) == "");
+    CHECK(s.ring_max == 128 * 1024);
+    CHECK(s.send_buffer_max == 16 * 1024);
     std::string small = load({{"rdma.send_buffer_size", "1M"}, {"rdma.send_buffer_max", "64k"}});
     CHECK(small.find("rdma.send_buffer_max = 65536 (test.conf:1) is smaller than rdma.send_buffer_size") !=
           std::string::npos);
