@@ -286,21 +286,24 @@ void Connection::peer_ended()
     close_after_eof();
 }
 
-// The peer closed cleanly while output was still due (-EPIPE): those bytes
-// cannot arrive, but what the peer sent before closing is still to be read
-// (its reply refusing the request being written, typically).  Writing
-// stops; reading goes on to the peer's end of stream, which ends the
+// A write the transport refused ends the connection, except -EPIPE: the
+// peer closed cleanly while output was still due.  Those bytes cannot
+// arrive, but what the peer sent before closing is still to be read (its
+// reply refusing the request being written, typically), so writing stops
+// and reading goes on to the peer's end of stream, which ends the
 // connection.  Paused reading, a close under way or RMA framing end it now.
-bool Connection::read_on_after_refused_write(int err)
+void Connection::write_failed(int err, bool defer_callback)
 {
-    if (err != -EPIPE || !reading_ || closing_ || finished_ || peer_eof_ || rma_) return false;
+    if (err != -EPIPE || !reading_ || closing_ || finished_ || peer_eof_ || rma_) {
+        finish(code_from_transport(err), err, error_text("write", err), false, defer_callback);
+        return;
+    }
     TW_DEBUG("conn", "connection %llu: %s; reading what the peer sent before it closed",
              static_cast<unsigned long long>(id_), error_text("write", err).c_str());
     output_.clear();
     write_shut_ = true;
     want_write_ = false;
     update_interest();
-    return true;
 }
 
 void Connection::close_after_eof()
@@ -331,7 +334,7 @@ bool Connection::write(const void *data, size_t len)
         ssize_t n = transport_->ops().write(conn_, p, len);
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, true);
+            write_failed(err, true);
             return false;
         }
         if (n > 0) {
@@ -369,7 +372,7 @@ bool Connection::write(Buffer &data)
         ssize_t n = writev_chunks(data.raw());
         if (n < 0 && n != -EAGAIN) {
             int err = static_cast<int>(n);
-            if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, true);
+            write_failed(err, true);
             return false;
         }
         if (n > 0) {
@@ -421,7 +424,7 @@ void Connection::flush()
     const tw_transport_ops &ops = transport_->ops();
     if (native_ && native_->waiting()) native_->retry();
     if (int err = write_queued(); err < 0) {
-        if (!read_on_after_refused_write(err)) finish(code_from_transport(err), err, error_text("write", err), false, false);
+        write_failed(err, false);
         return;
     }
     if (write_blocked_ && output_.size() <= settings_.write_low) {

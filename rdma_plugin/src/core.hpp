@@ -344,6 +344,8 @@ uint32_t sq_free(const tw_conn *c);
 /// Post a chain of send WRs, counted; signals the last when due or forced.
 /// False (the connection failed) when the post fails.
 bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t count, bool force_signal);
+/// Link wrs[0..n) into one chain for post_chain (n > 0).
+void link_chain(ibv_send_wr *wrs, uint32_t n);
 /// Post everything that credits, ring space and the SQ allow.
 void conn_pump(tw_conn *c);
 /// A zero-length, signalled RDMA WRITE: consumes no peer receive, and its

@@ -55,15 +55,19 @@ bool post_chain(tw_conn *c, ibv_send_wr *first, ibv_send_wr *last, uint32_t coun
         return false;
     }
     c->wr_posted = seq_after;
-    for (ibv_send_wr *wr = first;; wr = wr->next) {
-        if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV) c->remote_seq = seq_after;
-        if (wr == last) break;
-    }
+    // A chain is window operations only or remote operations only.
+    if (first->opcode != IBV_WR_BIND_MW && first->opcode != IBV_WR_LOCAL_INV) c->remote_seq = seq_after;
     if (signal) {
         c->last_signal_seq = seq_after;
         c->marks.push_back(SignalMark{seq_after, c->tx_posted, c->ctrl_posted, c->grant.binds_posted, c->grant.gen});
     }
     return true;
+}
+
+void link_chain(ibv_send_wr *wrs, uint32_t n)
+{
+    for (uint32_t i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
+    wrs[n - 1].next = nullptr;
 }
 
 namespace {
@@ -420,10 +424,8 @@ void conn_bind_ring(tw_conn *c)
     // Every segment is free: bind them all (the last signalled: its
     // completion covers the others), RING once it completed.
     ibv_send_wr wrs[kRingSegments];
-    for (uint32_t i = 0; i < kRingSegments; ++i) {
-        wrs[i] = grant_bind_wr(c, g, i);
-        wrs[i].next = i + 1 < kRingSegments ? &wrs[i + 1] : nullptr;
-    }
+    for (uint32_t i = 0; i < kRingSegments; ++i) wrs[i] = grant_bind_wr(c, g, i);
+    link_chain(wrs, kRingSegments);
     g.binds_posted = kRingSegments;
     if (!post_chain(c, &wrs[0], &wrs[kRingSegments - 1], kRingSegments, true)) return;
     for (uint32_t i = 0; i < kRingSegments; ++i) grant_bind_posted(g, i);
@@ -465,8 +467,7 @@ void pump_grants(tw_conn *c)
     while (invalidate_due(inv) && n < kRingSegments && sq_free(c) >= n + 2) wrs[n++] = grant_invalidate_wr(c, g, inv++);
     while (bind_due(inv, b) && n < 2 * kRingSegments && sq_free(c) >= n + 2) wrs[n++] = grant_bind_wr(c, g, b++);
     if (n == 0) return;
-    for (uint32_t i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
-    wrs[n - 1].next = nullptr;
+    link_chain(wrs, n);
     uint64_t first_bind = g.binds_posted;
     g.invalidated = inv;
     g.binds_posted = b;

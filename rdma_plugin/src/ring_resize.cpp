@@ -62,10 +62,8 @@ void start_resize(tw_conn *c, uint64_t size)
         return;
     }
     ibv_send_wr wrs[kRingSegments];
-    for (uint32_t i = 0; i < kRingSegments; ++i) {
-        wrs[i] = grant_bind_wr(c, n, i);
-        wrs[i].next = i + 1 < kRingSegments ? &wrs[i + 1] : nullptr;
-    }
+    for (uint32_t i = 0; i < kRingSegments; ++i) wrs[i] = grant_bind_wr(c, n, i);
+    link_chain(wrs, kRingSegments);
     n.binds_posted = kRingSegments;
     c->resize = Resize::Binding;
     if (!post_chain(c, &wrs[0], &wrs[kRingSegments - 1], kRingSegments, true)) return;
@@ -84,10 +82,9 @@ void drain_old_ring(tw_conn *c)
         if (sq_free(c) < 2 || !window_ops_allowed(c)) return;
         ibv_send_wr wrs[kRingSegments];
         uint32_t n = 0;
-        while (o.invalidated + n < o.binds_posted && n < kRingSegments && sq_free(c) >= n + 2)
-            wrs[n] = grant_invalidate_wr(c, o, o.invalidated + n), ++n;
-        for (uint32_t i = 0; i + 1 < n; ++i) wrs[i].next = &wrs[i + 1];
-        wrs[n - 1].next = nullptr;
+        for (; o.invalidated + n < o.binds_posted && n < kRingSegments && sq_free(c) >= n + 2; ++n)
+            wrs[n] = grant_invalidate_wr(c, o, o.invalidated + n);
+        link_chain(wrs, n);
         o.invalidated += n;
         bool last = o.invalidated == o.binds_posted;
         if (!post_chain(c, &wrs[0], &wrs[n - 1], n, last)) return;

@@ -284,7 +284,7 @@ private:
     void check_timeouts();
     void peer_ended();
     void close_after_eof();
-    bool read_on_after_refused_write(int err);
+    void write_failed(int err, bool defer_callback);
     template <class F> bool guarded(const char *callback, F &&f);
     void callback_failed(const char *callback, const char *what);
     void run_close_callback(const CloseHandler &cb, const CloseInfo &info);
