@@ -2,6 +2,7 @@
 #include "connection_access.hpp"
 #include "rma_link.hpp"
 #include "rma_native.hpp"
+#include "read_blocks.hpp"
 #include "sockaddr_text.hpp"
 
 #include <twinwire/connection.hpp>
@@ -170,37 +171,57 @@ void Connection::adapt_reserve(size_t got, size_t reserved)
     else if (got * 4 < reserve_) reserve_ = std::max(reserve_ / 2, std::min(settings_.read_size, kMinReserve));
 }
 
+// One read from the transport into `target`; `*reserved` is what it offered.
+// Reads that fill read_buffer_size go into reused blocks (read_blocks.hpp),
+// smaller ones into libevent's own chains, sized to what reads bring.
+ssize_t Connection::read_into(Buffer &target, size_t *reserved)
+{
+    const tw_transport_ops &ops = transport_->ops();
+    size_t want = reserve_size();
+    if (want == settings_.read_size && want >= read_blocks::kMinSize) {
+        read_blocks::Block *block = read_blocks::take(want);
+        if (!block) return -ENOMEM;
+        struct iovec iov = {read_blocks::data(block), want};
+        *reserved = want;
+        ssize_t got = ops.readv(conn_, &iov, 1);
+        if (got <= 0) {
+            read_blocks::give_back(block);
+            return got;
+        }
+        return read_blocks::hand_over(block, static_cast<size_t>(got), target.raw()) ? got : -ENOMEM;
+    }
+    struct evbuffer_iovec vec[2];
+    int n = evbuffer_reserve_space(target.raw(), static_cast<ev_ssize_t>(want), vec, 2);
+    if (n <= 0) return -ENOMEM;
+    struct iovec iov[2];
+    for (int i = 0; i < n; ++i) {
+        iov[i].iov_base = vec[i].iov_base;
+        iov[i].iov_len = vec[i].iov_len;
+        *reserved += vec[i].iov_len;
+    }
+    ssize_t got = ops.readv(conn_, iov, n);
+    if (got <= 0) return got;
+    size_t left = static_cast<size_t>(got);
+    for (int i = 0; i < n; ++i) {
+        vec[i].iov_len = left < vec[i].iov_len ? left : vec[i].iov_len;
+        left -= vec[i].iov_len;
+    }
+    evbuffer_commit_space(target.raw(), vec, n);
+    return got;
+}
+
 void Connection::handle_read()
 {
     if (!reading_ || closing_ || !conn_) return;
     if (borrowing() && input_.empty() && !request_ && read_borrowed()) return;
-    const tw_transport_ops &ops = transport_->ops();
     // With RMA on, the wire carries frames: they land beside the input.
     Buffer &target = rma_ ? rma_->wire_in() : input_;
     size_t total = 0;
     ssize_t last = 0;
     while (total < kMaxReadPerEvent) {
-        struct evbuffer_iovec vec[2];
-        int n = evbuffer_reserve_space(target.raw(), static_cast<ev_ssize_t>(reserve_size()), vec, 2);
-        if (n <= 0) {
-            last = -ENOMEM;
-            break;
-        }
-        struct iovec iov[2];
         size_t reserved = 0;
-        for (int i = 0; i < n; ++i) {
-            iov[i].iov_base = vec[i].iov_base;
-            iov[i].iov_len = vec[i].iov_len;
-            reserved += vec[i].iov_len;
-        }
-        last = ops.readv(conn_, iov, n);
+        last = read_into(target, &reserved);
         if (last <= 0) break;
-        size_t left = static_cast<size_t>(last);
-        for (int i = 0; i < n; ++i) {
-            vec[i].iov_len = left < vec[i].iov_len ? left : vec[i].iov_len;
-            left -= vec[i].iov_len;
-        }
-        evbuffer_commit_space(target.raw(), vec, n);
         read_any_ = true;
         if (total == 0) note_read();
         total += static_cast<size_t>(last);

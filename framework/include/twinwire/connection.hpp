@@ -266,6 +266,7 @@ private:
 
     static void on_event(tw_conn *conn, uint32_t events, void *arg);
     void handle_read();
+    ssize_t read_into(Buffer &target, size_t *reserved);
     /// Serve a read event by borrowing; false when the rest must be copied.
     bool read_borrowed();
     /// Return a buffer still borrowed (the handler closed the connection).
