@@ -158,9 +158,12 @@ bw_run() { # round test size iters tool
 
 tw_bw_run() { # round test size iters label port env...
     local r=$1 test=$2 size=$3 iters=$4 label=$5 port=$6; shift 6
-    local doc
+    local doc extra=()
+    # The zero-copy row: the sender writes its payload into lent send
+    # buffers, the sink counts it in the borrowed receive ring.
+    [[ $label == *zero-copy* ]] && extra=(--zero-copy)
     doc=$(twinwire "$out/logs/$r-$test-$label.json" "$port" "$@" -- --test throughput --sizes "$size" \
-        --iterations "$iters") || { status=1; return; }
+        --iterations "$iters" "${extra[@]}") || { status=1; return; }
     record "$r" "$test" "$label" mb_s "$(echo "$doc" | json 'd["throughput"][0]["mb_per_s"]')"
     # What the adaptive rings did: registered memory and ring sizes at the end.
     rings_record "$r" "$test" "$label" "$(echo "$doc" | json 'd["throughput"][0].get("rings", {})')"
@@ -197,6 +200,7 @@ for r in $(seq "$rounds"); do
         bw_run "$r" "$test" "$size" "$iters" ib_send_bw
         tw_bw_run "$r" "$test" "$size" "$iters" twinwire 7379
         bw_run "$r" "$test" "$size" "$iters" ib_write_bw
+        tw_bw_run "$r" "$test" "$size" "$iters" twinwire-zero-copy 7379
         tw_bw_run "$r" "$test" "$size" "$iters" twinwire-4MiB-rings 7380 "${tuned_env[@]}"
     done
 done

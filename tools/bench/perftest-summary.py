@@ -23,10 +23,12 @@ COMPARISONS = [
     ("bw4k", "mb_s", "twinwire", "ib_write_bw"),
     ("bw4k", "mb_s", "twinwire-4MiB-rings", "ib_send_bw"),
     ("bw4k", "mb_s", "twinwire-4MiB-rings", "ib_write_bw"),
+    ("bw4k", "mb_s", "twinwire-zero-copy", "ib_write_bw"),
     ("bw64k", "mb_s", "twinwire", "ib_send_bw"),
     ("bw64k", "mb_s", "twinwire", "ib_write_bw"),
     ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_send_bw"),
     ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_write_bw"),
+    ("bw64k", "mb_s", "twinwire-zero-copy", "ib_write_bw"),
 ]
 # perftest-compare.sh --rma: one-sided READ/WRITE against ib_read_bw / ib_write_bw.
 RMA_COMPARISONS = [
