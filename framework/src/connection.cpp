@@ -172,8 +172,9 @@ void Connection::adapt_reserve(size_t got, size_t reserved)
 }
 
 // One read from the transport into `target`; `*reserved` is what it offered.
-// Reads that fill read_buffer_size go into reused blocks (read_blocks.hpp),
-// smaller ones into libevent's own chains, sized to what reads bring.
+// Once reads fill their reservation up to read_buffer_size (16 KiB or more),
+// they go into reused blocks (read_blocks.hpp); until then into libevent's
+// own chains, sized to what reads bring.
 ssize_t Connection::read_into(Buffer &target, size_t *reserved)
 {
     const tw_transport_ops &ops = transport_->ops();
