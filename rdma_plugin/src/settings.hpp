@@ -12,9 +12,9 @@ namespace twrdma {
 
 struct Settings {
     size_t ring_size = 32 * 1024;        ///< rdma.ring_size: receive ring the peer writes into, at first
-    size_t ring_max = 4u << 20;          ///< rdma.ring_max: what it may grow to while the sender waits for it (0: ring_size)
+    size_t ring_max = 16u << 20;         ///< rdma.ring_max: what it may grow to while the sender waits for it (0: ring_size)
     size_t send_buffer_size = 16 * 1024; ///< rdma.send_buffer_size: TX staging ring, at first
-    size_t send_buffer_max = 4u << 20;   ///< rdma.send_buffer_max: what it may grow to while writes wait for it (0: send_buffer_size)
+    size_t send_buffer_max = 16u << 20;  ///< rdma.send_buffer_max: what it may grow to while writes wait for it (0: send_buffer_size)
     uint32_t ring_idle_ms = 5000;        ///< rdma.ring_idle_ms: idle time after which grown rings shrink back
     uint32_t recv_depth = 64;            ///< rdma.recv_depth: receives posted per connection
     uint32_t control_credits = 4;        ///< rdma.control_credits: receives kept for control messages

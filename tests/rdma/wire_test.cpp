@@ -266,13 +266,13 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
     CHECK(s.send_buffer_size == 16 * 1024);
     CHECK(s.block_size() % 4096 == 0);
     CHECK(s.block_size() <= 64 * 1024); // an idle connection holds at most 64 KiB (issue 14)
-    // Rings start small and may grow to 4 MiB; a start above the default
+    // Rings start small and may grow to 16 MiB; a start above the default
     // maximum raises it, a maximum of 0 turns growth off, an explicit
     // maximum below the start is refused.
-    CHECK(s.ring_max == (4u << 20));
-    CHECK(s.send_buffer_max == (4u << 20));
-    CHECK(load({{"rdma.ring_size", "8M"}}, &s) == "");
-    CHECK(s.ring_max == (8u << 20));
+    CHECK(s.ring_max == (16u << 20));
+    CHECK(s.send_buffer_max == (16u << 20));
+    CHECK(load({{"rdma.ring_size", "32M"}}, &s) == "");
+    CHECK(s.ring_max == (32u << 20));
     CHECK(load({{"rdma.ring_size", "128k"}, {"rdma.ring_max", "0"}, {"rdma.send_buffer_max", "0"}}, &s) == "");
     CHECK(s.ring_max == 128 * 1024);
     CHECK(s.send_buffer_max == 16 * 1024);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Streams over RDMA from client after client to one twinwire-bench server,
-# with adaptive rings (32 KiB / 16 KiB growing to 4 MiB) on both ends, and
-# counts connections that did not finish: the reproduction of the reset of
-# docs/rdma-design.md §14 (rxe replaying finished binds when it
-# retransmits, section 3 "Window operations").  Runs the SoftRoCE
-# guest itself; logs (server and clients at debug level) go to OUT.
+# with adaptive rings (32 KiB / 16 KiB growing to 16 MiB, the defaults) on
+# both ends, and counts connections that did not finish: the reproduction of
+# the reset of docs/rdma-design.md §14 (rxe replaying finished binds when it
+# retransmits, section 3 "Window operations").  Runs the SoftRoCE guest
+# itself; logs (server and clients at debug level) go to OUT.
 #
 #   tools/bench/ring-growth-stress.sh [--runs N] [--out DIR] TWINWIRE_BENCH
 #
@@ -29,8 +29,8 @@ if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
 fi
 plugin_dir=$(dirname "$bench")/../../rdma_plugin
 export TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-$(realpath "$plugin_dir")} TWINWIRE_CONNECT_TIMEOUT_MS=10000
-export TWINWIRE_RDMA_RING_SIZE=32k TWINWIRE_RDMA_SEND_BUFFER_SIZE=16k TWINWIRE_RDMA_RING_MAX=4M \
-    TWINWIRE_RDMA_SEND_BUFFER_MAX=4M TWINWIRE_LOG_LEVEL=debug
+export TWINWIRE_RDMA_RING_SIZE=32k TWINWIRE_RDMA_SEND_BUFFER_SIZE=16k TWINWIRE_RDMA_RING_MAX=16M \
+    TWINWIRE_RDMA_SEND_BUFFER_MAX=16M TWINWIRE_LOG_LEVEL=debug
 "$bench" server --transport rdma --listen "$SOFTROCE_SERVER_IP" --port 7400 >"$out/server.log" 2>&1 &
 server=$!
 sleep 2
