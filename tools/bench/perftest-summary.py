@@ -29,6 +29,7 @@ COMPARISONS = [
     ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_send_bw"),
     ("bw64k", "mb_s", "twinwire-4MiB-rings", "ib_write_bw"),
     ("bw64k", "mb_s", "twinwire-zero-copy", "ib_write_bw"),
+    ("bw64k-500", "mb_s", "twinwire", "ib_write_bw"),
 ]
 # perftest-compare.sh --rma: one-sided READ/WRITE against ib_read_bw / ib_write_bw.
 RMA_COMPARISONS = [
@@ -43,6 +44,7 @@ RMA_COMPARISONS = [
     ("rma-write1m", "mb_s", "twinwire-bench-rma", "ib_write_bw"),
 ]
 LABELS = {"lat64": "64 B latency", "bw4k": "4 KiB streaming", "bw64k": "64 KiB streaming",
+          "bw64k-500": "64 KiB streaming, 500 messages (rings still growing)",
           "rma-read64k": "64 KiB RDMA READ", "rma-read1m": "1 MiB RDMA READ",
           "rma-write64k": "64 KiB RDMA WRITE", "rma-write1m": "1 MiB RDMA WRITE"}
 UNITS = {"t_typical_us": "us, median (half RTT)", "t_avg_us": "us, mean (half RTT)", "mb_s": "MB/s (2^20)",
