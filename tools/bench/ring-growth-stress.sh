@@ -29,8 +29,9 @@ if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
 fi
 plugin_dir=$(dirname "$bench")/../../rdma_plugin
 export TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-$(realpath "$plugin_dir")} TWINWIRE_CONNECT_TIMEOUT_MS=10000
-export TWINWIRE_RDMA_RING_SIZE=32k TWINWIRE_RDMA_SEND_BUFFER_SIZE=16k TWINWIRE_RDMA_RING_MAX=16M \
-    TWINWIRE_RDMA_SEND_BUFFER_MAX=16M TWINWIRE_LOG_LEVEL=debug
+# The ring sizes are left at the defaults: this reproduces what a default
+# configuration does.
+export TWINWIRE_LOG_LEVEL=debug
 "$bench" server --transport rdma --listen "$SOFTROCE_SERVER_IP" --port 7400 >"$out/server.log" 2>&1 &
 server=$!
 sleep 2
