@@ -175,9 +175,11 @@ std::string Pool::refill(uint64_t now_ns)
         for (SpareRing *r : spare_) ready = ready || r->size == size;
         if (ready) continue;
         std::string why;
-        if (registered_ + size > settings_.pool_max) {
-            why = format("rdma.pool_max = %s on %s is reached (%s registered)", human_bytes(settings_.pool_max).c_str(),
-                         device_.name.c_str(), human_bytes(registered_).c_str());
+        const size_t reserve = slab_reserve();
+        if (registered_ + size + reserve > settings_.pool_max) {
+            why = format("rdma.pool_max = %s on %s is reached (%s registered, %s kept for new connections)",
+                         human_bytes(settings_.pool_max).c_str(), device_.name.c_str(),
+                         human_bytes(registered_).c_str(), human_bytes(reserve).c_str());
         } else {
             void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (p == MAP_FAILED) {
@@ -213,6 +215,14 @@ std::string Pool::refill(uint64_t now_ns)
         }
     }
     return report;
+}
+
+size_t Pool::slab_reserve() const
+{
+    // Rings never take the room of the next slab while pool_max has room
+    // for one: grown rings must not lock new connections out.
+    size_t slabs = slabs_.size() * slab_bytes_;
+    return slabs + slab_bytes_ <= settings_.pool_max ? slab_bytes_ : 0;
 }
 
 void Pool::drop_ring(SpareRing *r)

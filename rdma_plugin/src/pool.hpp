@@ -72,15 +72,19 @@ public:
     void give_ring(SpareRing *r, uint64_t now_ns);
     /// A ring a peer may still write (its windows could not be withdrawn).
     void retire_ring(SpareRing *r);
-    /// Register the rings take_ring() missed, within rdma.pool_max; called
-    /// from the loop's tick, off the data path.  The first time it cannot,
-    /// returns why (for the log); else "".
+    /// Register the rings take_ring() missed, within rdma.pool_max less one
+    /// slab while another slab would fit (slab_reserve()); called from the
+    /// loop's tick, off the data path.  The first time it cannot, returns
+    /// why (for the log); else "".
     std::string refill(uint64_t now_ns);
     /// Deregister spare rings unused for `idle_ns` (0: all of them).
     void trim(uint64_t now_ns, uint64_t idle_ns);
 
 private:
     int grow(std::string *why);
+    /// Bytes of rdma.pool_max that rings may not take: one slab while
+    /// another fits beside the slabs, else 0.
+    size_t slab_reserve() const;
     void drop_ring(SpareRing *r);
 
     struct Slab {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Adaptive rings (opt-in: rdma.ring_max, rdma.send_buffer_max): a
+// Adaptive rings (rdma.ring_max, rdma.send_buffer_max; 0 turns it off): a
 // connection starts on small rings, grows them while its stream waits for
 // them (in-band RESIZE, protocol version 4), and returns to the small ones
 // after rdma.ring_idle_ms.  Sizes come from the plugin's
@@ -117,6 +117,46 @@ TEST_CASE("rings grow while a stream waits for them, every byte arrives in order
     CHECK(peer.received.size() == payload.size() + second.size());
     CHECK(checksum(peer.received.substr(payload.size())) == checksum(second));
     CHECK(client.stats().rnr_retries == 0);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("grown rings never take the room of the next slab: a new connection still fits while they are grown",
+          "[rdma][rings][pool]")
+{
+    // Slabs of two 56 KiB blocks.  Unbounded, the server's receive ring
+    // would take 128 KiB + 512 KiB + 1 MiB (it keeps the smaller rings as
+    // spares until they idle out), 1776 KiB with the first slab: the whole
+    // pool, leaving no room for a second slab.
+    use_settings(adaptive({{"rdma.pool_size", "112k"}, {"rdma.pool_max", "1792k"}, {"rdma.ring_idle_ms", "60000"}}));
+    Env env(2);
+    Server &server = env.listen(1, 1); // the server's pool is on loop 1
+    server.echo = false;
+    Endpoint &streamer = env.connect(server);
+    REQUIRE(env.run_until([&] { return streamer.failed() || (streamer.connected && !server.endpoints.empty()); }));
+    Endpoint &sink = *server.endpoints[0];
+    Endpoint &second = env.connect(server); // the first slab is full now
+    REQUIRE(env.run_until([&] { return second.failed() || (second.connected && server.endpoints.size() == 2); }));
+
+    std::string payload = make_payload(size_t(32) << 20, 21);
+    streamer.send(payload);
+    REQUIRE(env.run_until([&] { return streamer.failed() || sink.failed() || sink.received.size() >= payload.size(); },
+                          600s));
+    REQUIRE_FALSE(streamer.failed());
+    CHECK(checksum(sink.received) == checksum(payload));
+    tw_rdma_rings grown = rings_of(env, sink);
+    INFO("receiver after 32 MiB: " << describe(grown));
+    CHECK(grown.rx_grows >= 1); // growth still happens, within the room left
+
+    // A third connection needs a second slab: it connects and carries data.
+    Endpoint &third = env.connect(server);
+    REQUIRE(env.run_until([&] { return third.failed() || (third.connected && server.endpoints.size() == 3); }));
+    INFO("third: " << third.describe());
+    REQUIRE(third.connected);
+    third.send("room for me");
+    Endpoint &third_peer = *server.endpoints[2];
+    REQUIRE(env.run_until([&] { return third_peer.received.size() >= 11 || third_peer.failed(); }));
+    CHECK(third_peer.received == "room for me");
+    CHECK(third.stats().pool_exhausted == 0);
     CHECK(env.rule_violations() == "");
 }
 
