@@ -59,14 +59,20 @@ int run_cases(int argc, char **argv, TransportContext &ctx)
 {
     set_context(&ctx);
     std::vector<const char *> args(argv, argv + argc);
-    bool reporter_chosen = false;
+    bool reporter_chosen = false, warn_chosen = false;
     for (const char *a : args) {
         std::string arg = a;
         if (arg == "-r" || arg.rfind("--reporter", 0) == 0) reporter_chosen = true;
+        if (arg == "-w" || arg.rfind("--warn", 0) == 0) warn_chosen = true;
     }
     if (!reporter_chosen) {
         args.insert(args.begin() + 1, kTableReporter);
         args.insert(args.begin() + 1, "-r");
+    }
+    // A filter that matches no case is a mistake, never a pass.
+    if (!warn_chosen) {
+        args.insert(args.begin() + 1, "NoTests");
+        args.insert(args.begin() + 1, "-w");
     }
     int rc = Catch::Session().run(static_cast<int>(args.size()), args.data());
     release_transport();

@@ -25,6 +25,11 @@ public:
     using StreamingReporterBase::StreamingReporterBase;
     static std::string getDescription() { return "one line per conformance case: result, case, why"; }
 
+    void noMatchingTestCases(std::string const &spec) override
+    {
+        stream << "no case matches " << spec << ": nothing ran, which counts as a failure (--list-tests lists them)"
+               << std::endl;
+    }
     void assertionStarting(Catch::AssertionInfo const &) override {}
     bool assertionEnded(Catch::AssertionStats const &stats) override
     {
