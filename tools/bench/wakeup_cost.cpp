@@ -1,0 +1,114 @@
+// twinwire-wakeup-cost: what small operations cost on this CPU, and what
+// touching memory costs right after a process wakes up.  Under QEMU's TCG
+// (the SoftRoCE guest) a context switch flushes the emulated TLB, so every
+// page a woken process touches costs a page walk in the emulator; this is
+// the measurement behind docs/benchmarks.md's latency breakdown.  Run it on
+// the host and in the guest: tests/softroce/softroce-run -- <this binary>.
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <initializer_list>
+
+namespace {
+
+double now_ns()
+{
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+__attribute__((noinline)) uint64_t bump(uint64_t x) { return x + 1; }
+uint64_t (*volatile indirect)(uint64_t) = bump;
+
+void hot_loops()
+{
+    constexpr int n = 2000000;
+    volatile uint64_t sink = 0;
+    timespec ts;
+    double t0 = now_ns();
+    for (int i = 0; i < n; ++i) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        sink = sink + uint64_t(ts.tv_nsec);
+    }
+    double t1 = now_ns();
+    std::printf("clock_gettime(CLOCK_MONOTONIC): %.1f ns\n", (t1 - t0) / n);
+    t0 = now_ns();
+    for (int i = 0; i < n; ++i) {
+        void *p = std::malloc(64);
+        sink = sink + reinterpret_cast<uintptr_t>(p);
+        std::free(p);
+    }
+    t1 = now_ns();
+    std::printf("malloc + free of 64 B: %.1f ns\n", (t1 - t0) / n);
+    t0 = now_ns();
+    uint64_t x = 0;
+    for (int i = 0; i < n; ++i) x = indirect(x);
+    t1 = now_ns();
+    sink = sink + x;
+    std::printf("indirect call and return: %.1f ns\n", (t1 - t0) / n);
+}
+
+/// Two processes pass a byte back and forth over pipes; before each pass
+/// the sender reads one byte from each of `pages` distinct pages.
+double ping_pong_us(int pages, int turns)
+{
+    int there[2], back[2];
+    if (pipe(there) != 0 || pipe(back) != 0) return -1;
+    size_t len = size_t(pages + 1) * 4096;
+    auto *mem = static_cast<volatile char *>(
+        mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0));
+    if (mem == MAP_FAILED) return -1;
+    char c = 'x';
+    char sink = 0;
+    pid_t child = fork();
+    if (child == 0) {
+        for (int i = 0; i < turns; ++i) {
+            if (read(there[0], &c, 1) != 1) _exit(1);
+            for (int k = 0; k < pages; ++k) sink = char(sink + mem[size_t(k) * 4096]);
+            if (write(back[1], &c, 1) != 1) _exit(1);
+        }
+        _exit(0);
+    }
+    double t0 = now_ns();
+    for (int i = 0; i < turns; ++i) {
+        for (int k = 0; k < pages; ++k) sink = char(sink + mem[size_t(k) * 4096]);
+        if (write(there[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) return -1;
+    }
+    double t1 = now_ns();
+    waitpid(child, nullptr, 0);
+    munmap(const_cast<char *>(mem), len);
+    for (int fd : {there[0], there[1], back[0], back[1]}) close(fd);
+    return (t1 - t0) / turns / 1000.0;
+}
+
+} // namespace
+
+int main()
+{
+    hot_loops();
+    const int sizes[] = {0, 100, 200, 400};
+    double first = 0, last = 0;
+    for (int pages : sizes) {
+        double best = 1e18;
+        for (int r = 0; r < 3; ++r) {
+            double us = ping_pong_us(pages, 10000);
+            if (us < 0) {
+                std::perror("ping-pong");
+                return 1;
+            }
+            if (us < best) best = us;
+        }
+        std::printf("round trip between two processes, %d pages touched per side and turn: %.2f us (best of 3)\n",
+                    pages, best);
+        if (pages == sizes[0]) first = best;
+        last = best;
+    }
+    std::printf("each page touched after a wake-up: %.0f ns\n", (last - first) * 1000.0 / (2.0 * sizes[3]));
+    return 0;
+}
