@@ -487,7 +487,11 @@ void conn_pump(tw_conn *c)
     if (c->error) return;
     resize_pump(c);
     if (c->error) return;
-    if (c->rma) rma_post_invalidations(c);
+    if (c->rma) {
+        rma_post_binds(c);
+        if (c->error) return;
+        rma_post_invalidations(c);
+    }
     if (c->error) return;
     check_credit_report(c);
     bool all_posted = pump_data(c);

@@ -93,6 +93,7 @@ struct RmaConn {
     std::vector<RmaOp> ops;         ///< slots; index goes into wr_id
     std::deque<uint32_t> waiting;   ///< ops with bytes not yet posted, FIFO
     std::deque<RmaPiece> in_flight; ///< posted pieces, send-queue order
+    std::deque<tw_rma_exposure *> bind_waiting;       ///< exposed, BIND_MW not posted yet, FIFO
     std::deque<tw_rma_exposure *> invalidate_waiting; ///< revoked, LOCAL_INV not posted yet
     std::deque<tw_rma_exposure *> invalidating;       ///< LOCAL_INV posted, FIFO
     std::vector<RmaCompletion> completions; ///< to run from the loop
@@ -121,6 +122,10 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
 int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg);
 int rma_mem_get(tw_conn *c, size_t len, tw_buf *out);
 int rma_mem_put(tw_conn *c, tw_buf *buf);
+/// Post the BIND_MWs of new exposures, once the remote operations before
+/// them completed (window_ops_allowed): the window is bound before anything
+/// posted after rma_expose.
+void rma_post_binds(tw_conn *c);
 /// Post the LOCAL_INVs of revoked exposures the send queue has room for,
 /// once the remote operations before them completed (window_ops_allowed).
 void rma_post_invalidations(tw_conn *c);

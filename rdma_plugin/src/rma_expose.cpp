@@ -176,28 +176,25 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
     }
     // A type-2 window takes a new key on each bind; the descriptor names it.
     e->rkey = ibv_inc_rkey(e->mw->rkey);
-    ibv_send_wr wr{};
-    wr.wr_id = make_wr_id(c->serial, WrKind::RmaBind, e->id);
-    wr.opcode = IBV_WR_BIND_MW;
-    wr.bind_mw.mw = e->mw;
-    wr.bind_mw.rkey = e->rkey;
-    wr.bind_mw.bind_info.mr = e->mr;
-    wr.bind_mw.bind_info.addr = reinterpret_cast<uint64_t>(addr);
-    wr.bind_mw.bind_info.length = len;
-    wr.bind_mw.bind_info.mw_access_flags = ((access & TW_RMA_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
-                                           ((access & TW_RMA_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
     r.exposures.push_back(e);
     // The bind goes before anything the application sends afterwards (the
-    // descriptor, typically) on this send queue.  Posted at once, even
-    // behind remote operations (unlike the ring's windows): the rxe replay
-    // of docs/rdma-design.md "Window operations" can hit it there.
-    if (!post_chain(c, &wr, &wr, 1, false)) {
+    // descriptor, typically) on this send queue, and, like the ring's
+    // windows, behind no remote operation that has not completed: rxe would
+    // replay it when it retransmits one (docs/rdma-design.md, "Window
+    // operations").  Until it is posted, nothing else is.
+    r.bind_waiting.push_back(e);
+    rma_post_binds(c);
+    if (c->error) { // posting failed: the connection is gone, nothing was exposed
+        for (auto it = r.bind_waiting.begin(); it != r.bind_waiting.end(); ++it)
+            if (*it == e) {
+                r.bind_waiting.erase(it);
+                break;
+            }
         forget(r, e);
         drop_window(e);
         delete e;
         return -ENOTCONN;
     }
-    e->mw->rkey = e->rkey; // the provider names the window by its new key from now on
     RmaDesc d;
     d.magic = kRmaMagic;
     d.version = kRmaDescVersion;
@@ -227,10 +224,54 @@ int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
         mark_ready(c);
         return 0;
     }
+    for (auto it = r.bind_waiting.begin(); it != r.bind_waiting.end(); ++it)
+        if (*it == e) {
+            // Never bound: nothing on the wire can reach it.
+            r.bind_waiting.erase(it);
+            forget(r, e);
+            drop_window(e);
+            r.completions.push_back(RmaCompletion{cb, arg, 0, e});
+            mark_ready(c);
+            return 0;
+        }
     forget(r, e); // no new local use; the window goes with the LOCAL_INV
     r.invalidate_waiting.push_back(e);
     rma_pump(c);
     return 0;
+}
+
+void rma_post_binds(tw_conn *c)
+{
+    RmaConn &r = *c->rma;
+    if (r.bind_waiting.empty() || c->error || rma_sq_free(c) < 2) return;
+    if (!window_ops_allowed(c)) return;
+    ibv_send_wr wrs[16];
+    uint32_t n = 0;
+    // One entry stays for control; a chain of at most 16.
+    while (n < r.bind_waiting.size() && n < 16 && rma_sq_free(c) >= n + 2) {
+        tw_rma_exposure *e = r.bind_waiting[n];
+        ibv_send_wr &wr = wrs[n++];
+        wr = ibv_send_wr{};
+        wr.wr_id = make_wr_id(c->serial, WrKind::RmaBind, e->id);
+        wr.opcode = IBV_WR_BIND_MW;
+        wr.bind_mw.mw = e->mw;
+        wr.bind_mw.rkey = e->rkey;
+        wr.bind_mw.bind_info.mr = e->mr;
+        wr.bind_mw.bind_info.addr = reinterpret_cast<uint64_t>(e->addr);
+        wr.bind_mw.bind_info.length = e->len;
+        wr.bind_mw.bind_info.mw_access_flags = ((e->access & TW_RMA_READ) ? IBV_ACCESS_REMOTE_READ : 0) |
+                                               ((e->access & TW_RMA_WRITE) ? IBV_ACCESS_REMOTE_WRITE : 0);
+    }
+    link_chain(wrs, n);
+    if (!post_chain(c, &wrs[0], &wrs[n - 1], n, false)) return;
+    for (uint32_t i = 0; i < n; ++i) {
+        tw_rma_exposure *e = r.bind_waiting.front();
+        r.bind_waiting.pop_front();
+        e->mw->rkey = e->rkey; // the provider names the window by its new key from now on
+    }
+    // More waiting than one chain: the next goes on the next pump, which
+    // this window_wait holds data for.
+    if (!r.bind_waiting.empty()) c->window_wait = true;
 }
 
 void rma_post_invalidations(tw_conn *c)
@@ -283,6 +324,7 @@ void rma_on_fail(tw_conn *c)
     r.in_flight.clear();
     r.reads_in_flight = 0;
     r.staging_tail = r.staging_head;
+    r.bind_waiting.clear(); // their windows go with the exposures
     // Revocations in progress end now: the QP moves no more bytes.
     for (auto *list : {&r.invalidating, &r.invalidate_waiting}) {
         for (tw_rma_exposure *e : *list) {
@@ -308,6 +350,7 @@ bool rma_on_close(tw_conn *c)
     r.waiting.clear();
     // Every window goes now, even if the connection lingers to flush.
     rma_drop_windows(c);
+    r.bind_waiting.clear();
     for (tw_rma_exposure *e : r.exposures) delete e;
     r.exposures.clear();
     for (auto *list : {&r.invalidating, &r.invalidate_waiting}) {
