@@ -2,7 +2,9 @@
 // One-sided remote memory (ABI 1.3) over real verbs: every access goes
 // through the plugin's C vtable (rma_expose / rma_post / rma_revoke), and
 // every refusal is the device's: type-2 windows bound to one QP over
-// exactly the exposed range.  Forged descriptors (the format is in
+// exactly the exposed range.  Descriptors reach the peer on the stream,
+// as applications send them (a window is bound before what follows
+// rma_expose on its connection, not sooner).  Forged descriptors (the format is in
 // docs/rdma-design.md, "One-sided remote memory") bypass the initiator's
 // local checks so that the window is what refuses.
 #include "rdma_test.hpp"
@@ -15,6 +17,8 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 using namespace twinwire::conformance;
@@ -42,7 +46,12 @@ struct Exposed {
     std::vector<uint8_t> desc;
 };
 
-Exposed expose(Endpoint &e, void *addr, size_t len, uint32_t access)
+/// Expose on `e` and hand the descriptor to `peer` as applications do: on
+/// the stream, behind the window's bind (an exposure made while remote
+/// operations are in flight is bound only once they completed, and the
+/// descriptor a peer acts on must come after it).  The peer uses the bytes
+/// it received.
+Exposed expose(Env &env, Endpoint &e, Endpoint &peer, void *addr, size_t len, uint32_t access)
 {
     Exposed x;
     uint8_t desc[TW_RMA_DESC_MAX];
@@ -52,7 +61,11 @@ Exposed expose(Endpoint &e, void *addr, size_t len, uint32_t access)
     REQUIRE(rc == 0);
     REQUIRE(desc_len > 0);
     REQUIRE(desc_len <= TW_RMA_DESC_MAX);
-    x.desc.assign(desc, desc + desc_len);
+    size_t at = peer.received.size();
+    e.send(std::string_view(reinterpret_cast<const char *>(desc), desc_len));
+    REQUIRE(env.run_until([&] { return peer.received.size() >= at + desc_len || peer.failed() || e.failed(); }));
+    REQUIRE(peer.received.compare(at, desc_len, reinterpret_cast<const char *>(desc), desc_len) == 0);
+    x.desc.assign(peer.received.begin() + at, peer.received.begin() + at + desc_len);
     return x;
 }
 
@@ -131,6 +144,12 @@ struct Pair {
     Pair() : server(listen_quietly(env)), client(env.connect_both(server)), accepted(*server.endpoints.back()) {}
 };
 
+/// The accepted end exposes; the client gets the descriptor on the stream.
+Exposed expose(Pair &p, void *addr, size_t len, uint32_t access)
+{
+    return expose(p.env, p.accepted, p.client, addr, len, access);
+}
+
 } // namespace
 
 TEST_CASE("RDMA READ and WRITE of 1 B to 64 MiB move exactly the bytes asked for, split to rdma.rma_max_transfer, "
@@ -143,7 +162,7 @@ TEST_CASE("RDMA READ and WRITE of 1 B to 64 MiB move exactly the bytes asked for
     const size_t max = size_t(64) << 20;
     std::vector<uint8_t> window(max + 2 * 4096, 0xee); // guard bytes either side
     uint8_t *exposed = window.data() + 4096;
-    Exposed x = expose(p.accepted, exposed, max, TW_RMA_READ | TW_RMA_WRITE);
+    Exposed x = expose(p, exposed, max, TW_RMA_READ | TW_RMA_WRITE);
     tw_buf lent = TW_BUF_INIT;
     REQUIRE(p.client.ops().rma_mem_get(p.client.conn(), max, &lent) == 0);
     std::vector<uint8_t> plain(max);
@@ -183,7 +202,7 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
     std::vector<uint8_t> local(8192, 0x77);
     {
         Pair p;
-        Exposed x = expose(p.accepted, exposed, 4096, TW_RMA_READ);
+        Exposed x = expose(p, exposed, 4096, TW_RMA_READ);
         tw_rma_request r{};
         Done d;
         r = request(TW_RMA_OP_READ, x.desc, 4000, local.data(), 100, &d);
@@ -204,7 +223,7 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
     SECTION("past the end")
     {
         Pair p;
-        Exposed x = expose(p.accepted, exposed, 4096, TW_RMA_READ | TW_RMA_WRITE);
+        Exposed x = expose(p, exposed, 4096, TW_RMA_READ | TW_RMA_WRITE);
         std::vector<uint8_t> forged = x.desc;
         set_field(forged, kLen, 8, 8192);
         CHECK(transfer(p.env, p.client, TW_RMA_OP_WRITE, forged, 4000, local.data(), 200) == -TW_EREMOTEACCESS);
@@ -219,7 +238,7 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
     SECTION("before the start")
     {
         Pair p;
-        Exposed x = expose(p.accepted, exposed, 4096, TW_RMA_READ | TW_RMA_WRITE);
+        Exposed x = expose(p, exposed, 4096, TW_RMA_READ | TW_RMA_WRITE);
         std::vector<uint8_t> forged = x.desc;
         set_field(forged, kAddr, 8, field(forged, kAddr, 8) - 64);
         CHECK(transfer(p.env, p.client, TW_RMA_OP_READ, forged, 0, local.data(), 128) == -TW_EREMOTEACCESS);
@@ -228,7 +247,7 @@ TEST_CASE("the initiator refuses out-of-bounds and wrong-mode requests before po
     {
         for (uint32_t exposed_for : {uint32_t(TW_RMA_READ), uint32_t(TW_RMA_WRITE)}) {
             Pair p;
-            Exposed x = expose(p.accepted, exposed, 4096, exposed_for);
+            Exposed x = expose(p, exposed, 4096, exposed_for);
             std::vector<uint8_t> forged = x.desc;
             set_field(forged, kAccess, 1, TW_RMA_READ | TW_RMA_WRITE);
             uint32_t op = exposed_for == TW_RMA_READ ? TW_RMA_OP_WRITE : TW_RMA_OP_READ;
@@ -249,7 +268,7 @@ TEST_CASE("after rma_revoke's callback, and after the exposing side closed (even
     SECTION("revoked")
     {
         Pair p;
-        Exposed x = expose(p.accepted, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
+        Exposed x = expose(p, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
         REQUIRE(transfer(p.env, p.client, TW_RMA_OP_READ, x.desc, 0, local.data(), 16) == 0);
         CHECK(local[0] == 0x22);
         revoke(p.env, p.accepted, x);
@@ -258,7 +277,7 @@ TEST_CASE("after rma_revoke's callback, and after the exposing side closed (even
     SECTION("closed")
     {
         Pair p;
-        Exposed x = expose(p.accepted, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
+        Exposed x = expose(p, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
         REQUIRE(transfer(p.env, p.client, TW_RMA_OP_READ, x.desc, 0, local.data(), 16) == 0);
         // A healthy close lingers for the peer's end of stream; the window
         // is gone already.
@@ -277,8 +296,8 @@ TEST_CASE("a descriptor for one exposure reaches no other exposure's memory, wit
     SECTION("another exposure's address under this exposure's key")
     {
         Pair p;
-        Exposed xa = expose(p.accepted, a.data(), a.size(), TW_RMA_READ | TW_RMA_WRITE);
-        Exposed xb = expose(p.accepted, b.data(), b.size(), TW_RMA_READ);
+        Exposed xa = expose(p, a.data(), a.size(), TW_RMA_READ | TW_RMA_WRITE);
+        Exposed xb = expose(p, b.data(), b.size(), TW_RMA_READ);
         std::vector<uint8_t> forged = xa.desc;
         set_field(forged, kAddr, 8, field(xb.desc, kAddr, 8));
         CHECK(transfer(p.env, p.client, TW_RMA_OP_WRITE, forged, 0, local.data(), 64) == -TW_EREMOTEACCESS);
@@ -286,8 +305,8 @@ TEST_CASE("a descriptor for one exposure reaches no other exposure's memory, wit
     SECTION("the neighbouring key")
     {
         Pair p;
-        Exposed xa = expose(p.accepted, a.data(), a.size(), TW_RMA_READ);
-        Exposed xb = expose(p.accepted, b.data(), b.size(), TW_RMA_READ);
+        Exposed xa = expose(p, a.data(), a.size(), TW_RMA_READ);
+        Exposed xb = expose(p, b.data(), b.size(), TW_RMA_READ);
         std::vector<uint8_t> forged = xb.desc;
         set_field(forged, kRkey, 4, field(xb.desc, kRkey, 4) + 1);
         set_field(forged, kAccess, 1, TW_RMA_READ | TW_RMA_WRITE);
@@ -309,7 +328,7 @@ TEST_CASE("a descriptor is refused on any connection but its own: the window is 
     Endpoint &second = env.connect_both(server);
     std::vector<uint8_t> memory(4096, 0x33);
     std::vector<uint8_t> local(4096, 0x44);
-    Exposed x = expose(first_accepted, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
+    Exposed x = expose(env, first_accepted, first, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
     CHECK(transfer(env, second, TW_RMA_OP_WRITE, x.desc, 0, local.data(), 64) == -TW_EREMOTEACCESS);
     for (uint8_t v : memory) REQUIRE(v == 0x33);
     // Its own connection still works.
@@ -325,7 +344,7 @@ TEST_CASE("RMA interleaves with the byte stream: a write's callback announces it
     Pair p;
     const size_t slot = 256 * 1024, slots = 16;
     std::vector<uint8_t> memory(slot * slots, 0);
-    Exposed x = expose(p.accepted, memory.data(), memory.size(), TW_RMA_WRITE);
+    Exposed x = expose(p, memory.data(), memory.size(), TW_RMA_WRITE);
     tw_buf lent = TW_BUF_INIT;
     REQUIRE(p.client.ops().rma_mem_get(p.client.conn(), slot * slots, &lent) == 0);
     auto *src = static_cast<uint8_t *>(lent.data);
@@ -435,7 +454,7 @@ TEST_CASE("a window of READs and WRITEs refilled from its own callbacks, deeper 
     f.calls.assign(f.total, 0);
     std::vector<uint8_t> memory(f.slot * f.slots);
     for (size_t i = 0; i < memory.size(); ++i) memory[i] = static_cast<uint8_t>(i * 7 + 3);
-    Exposed x = expose(p.accepted, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
+    Exposed x = expose(p, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
     tw_buf lent = TW_BUF_INIT;
     REQUIRE(p.client.ops().rma_mem_get(p.client.conn(), memory.size(), &lent) == 0);
     f.client = &p.client;
@@ -490,7 +509,7 @@ TEST_CASE("close with RDMA READs in flight returns and runs none of their callba
     use_settings({});
     Pair p;
     std::vector<uint8_t> memory(size_t(8) << 20, 0x10);
-    Exposed x = expose(p.accepted, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
+    Exposed x = expose(p, memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE);
     std::vector<uint8_t> target(4096, 0);
     pid_t pid = fork();
     if (pid == 0) {

@@ -231,6 +231,11 @@ struct tw_buf {
  *  6. When the connection fails, operations in flight complete with the
  *     connection's error and exposures stop working; rma_revoke() is still
  *     called (its callback runs with 0) to release them.
+ *  7. An exposure works for the peer at the latest once the peer has
+ *     received stream bytes written after rma_expose() returned (so a
+ *     descriptor sent on the stream always finds it).  A descriptor carried
+ *     by another path may arrive sooner than that (RDMA binds the window on
+ *     the send queue, behind the remote operations posted before it).
  */
 typedef struct tw_rma_exposure tw_rma_exposure;
 
