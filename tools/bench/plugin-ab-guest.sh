@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The guest half of plugin-ab.sh: one twinwire-bench server per variant,
+# then rounds of anchor + variants (order rotating), each client's output to
+# a file and parsed after it ended (a process starting beside a measured run
+# takes the guest's only vCPU from it).
+set -uo pipefail
+bench=$1 out=$2 rounds=$3 test=$4 sizes=$5 iters=$6
+shift 6
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
+export TWINWIRE_CONNECT_TIMEOUT_MS=10000
+raw=$out/raw.tsv
+printf 'round\tsize\trun\tvalue\n' >"$raw"
+status=0
+labels=() dirs=()
+for v in "$@"; do labels+=("${v%%=*}"); dirs+=("${v#*=}"); done
+servers=()
+trap 'for p in "${servers[@]}"; do kill "$p" 2>/dev/null; done; wait' EXIT
+for i in "${!labels[@]}"; do
+    TWINWIRE_PLUGIN_PATH=${dirs[$i]} "$bench" server --transport rdma --listen "$srv_ip" --port $((7500 + i)) \
+        >"$out/logs/server-${labels[$i]}.log" 2>&1 &
+    servers+=($!)
+done
+for i in "${!labels[@]}"; do
+    for t in $(seq 150); do grep -q "listening on" "$out/logs/server-${labels[$i]}.log" && break; sleep 0.2; done
+done
+
+anchor_run() { # log size
+    local tool=ib_write_bw extra=() col=4
+    [ "$test" = latency ] && tool=ib_send_lat extra=(-e) col=5 # t_typical, the median
+    timeout 300 "$tool" -d "$SOFTROCE_SERVER_DEV" -x "$gid" -F -s "$2" -n "$iters" "${extra[@]}" >"$1.server" 2>&1 &
+    local spid=$! t
+    for t in $(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.1; done
+    timeout 300 "$tool" -d "$SOFTROCE_CLIENT_DEV" -x "$gid" -F -s "$2" -n "$iters" "${extra[@]}" "$srv_ip" >"$1" 2>&1
+    wait "$spid"
+    awk -v s="$2" -v c="$col" '$1 == s && NF >= c { v = $c } END { if (v == "") exit 1; print v }' "$1"
+}
+variant_run() { # log index size
+    TWINWIRE_PLUGIN_PATH=${dirs[$2]} "$bench" client --transport rdma --host "$srv_ip" --source "$cli_ip" \
+        --port $((7500 + $2)) --json --test "$test" --sizes "$3" --iterations "$iters" >"$1" 2>"$1.err" || return 1
+    python3 -c "import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index('{'):])
+print(d['latency'][0]['one_way_p50_us'] if sys.argv[2] == 'latency' else d['throughput'][0]['mb_per_s'])" "$1" "$test"
+}
+
+for i in "${!labels[@]}"; do variant_run "$out/logs/warm-${labels[$i]}" "$i" 4096 >/dev/null; done
+n=${#labels[@]}
+for r in $(seq "$rounds"); do
+    for size in $sizes; do
+        anchor=ib_write_bw
+        [ "$test" = latency ] && anchor=ib_send_lat-e
+        if v=$(anchor_run "$out/logs/$r-$size-$anchor.txt" "$size"); then
+            printf '%s\t%s\t%s\t%s\n' "$r" "$size" "$anchor" "$v" >>"$raw"
+        else
+            echo "plugin-ab: $anchor failed: see $out/logs/$r-$size-$anchor.txt" >&2
+            status=1
+        fi
+        for k in $(seq 0 $((n - 1))); do
+            i=$(( (k + r - 1) % n ))
+            if v=$(variant_run "$out/logs/$r-$size-${labels[$i]}.json" "$i" "$size"); then
+                printf '%s\t%s\t%s\t%s\n' "$r" "$size" "${labels[$i]}" "$v" >>"$raw"
+            else
+                echo "plugin-ab: ${labels[$i]} failed: see $out/logs/$r-$size-${labels[$i]}.json.err" >&2
+                status=1
+            fi
+        done
+    done
+done
+exit $status

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds of the RDMA plugin side by side in ONE SoftRoCE guest: the same
+# twinwire-bench runs each variant (a directory holding its
+# twinwire-rdma-abi1.so), in an order that alternates round by round, beside
+# the perftest anchor of the test (ib_write_bw for throughput, ib_send_lat -e
+# for latency).  For a change to the plugin, or a constant of it, measured
+# against the build before it.  Writes OUT/raw.tsv and OUT/logs/ and prints,
+# per size and variant, the median and the median of per-round ratios to the
+# anchor.  Not run by meson; commands and results: docs/benchmarks.md.
+#
+# usage: plugin-ab.sh [--rounds N] [--cpus N] [--test throughput|latency]
+#                     [--sizes "65536 4096"] [--iterations N] [--out DIR]
+#                     TWINWIRE_BENCH LABEL=PLUGIN_DIR...
+# Exit: 0 done; 1 a run failed; 2 bad usage; 77 no guest or no perftest here.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+runner=$here/../../tests/softroce/softroce-run
+rounds=3 cpus=1 test=throughput sizes= iterations= out=$PWD/plugin-ab
+usage() { sed -n '/^# usage/,/^# Exit/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case $1 in
+        --rounds) rounds=$2; shift 2 ;;
+        --cpus) cpus=$2; shift 2 ;;
+        --test) test=$2; shift 2 ;;
+        --sizes) sizes=$2; shift 2 ;;
+        --iterations) iterations=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --*) usage ;;
+        *) break ;;
+    esac
+done
+[ $# -ge 2 ] || usage
+case $test in
+    throughput) anchor=ib_write_bw sizes=${sizes:-65536 4096} iterations=${iterations:-5000} ;;
+    latency) anchor=ib_send_lat-e sizes=${sizes:-64} iterations=${iterations:-3000} ;;
+    *) usage ;;
+esac
+bench=$(cd "$(dirname "$1")" && pwd -P)/$(basename "$1")
+shift
+[ -x "$bench" ] || { echo "plugin-ab: $bench is not an executable" >&2; exit 2; }
+variants=()
+for v in "$@"; do
+    label=${v%%=*} dir=${v#*=}
+    [ "$label" != "$v" ] && [ -n "$label" ] || usage
+    dir=$(cd "$dir" 2>/dev/null && pwd -P) && [ -f "$dir/twinwire-rdma-abi1.so" ] ||
+        { echo "plugin-ab: no twinwire-rdma-abi1.so in ${v#*=}" >&2; exit 2; }
+    variants+=("$label=$dir")
+done
+for tool in "${anchor%-e}" python3; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (Debian: perftest, python3)"; exit 77; }
+done
+rm -rf "$out"
+mkdir -p "$out/logs"
+echo "plugin-ab: $test, sizes $sizes, $iterations messages, $rounds rounds, $cpus vCPU(s); host load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$runner" --share "$out" --timeout 5400 --cpus "$cpus" -- \
+    "$here/plugin-ab-guest.sh" "$bench" "$out" "$rounds" "$test" "$sizes" "$iterations" "${variants[@]}"
+status=$?
+[ $status -eq 77 ] && exit 77
+[ -s "$out/raw.tsv" ] || { echo "plugin-ab: no figures (guest exit $status)" >&2; exit 1; }
+python3 - "$out/raw.tsv" "$anchor" <<'PY'
+import collections, statistics, sys
+rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1])][1:]
+anchor = sys.argv[2]
+base = {(r, s): float(v) for r, s, t, v in rows if t == anchor}
+vals, ratios = collections.defaultdict(list), collections.defaultdict(list)
+for r, s, t, v in rows:
+    vals[(s, t)].append(float(v))
+    if t != anchor and (r, s) in base:
+        ratios[(s, t)].append(float(v) / base[(r, s)])
+unit = 'us one way, p50' if anchor == 'ib_send_lat-e' else 'MB/s'
+print(f'| size | run | median ({unit}) | median of per-round ratios to {anchor} | per round |')
+print('| --- | --- | --- | --- | --- |')
+for s, t in vals:
+    rr = ratios.get((s, t), [])
+    print(f'| {s} | {t} | {statistics.median(vals[(s, t)]):.2f} | '
+          f'{statistics.median(rr):.2f} | {" ".join(f"{x:.2f}" for x in rr)} |' if rr else
+          f'| {s} | {t} | {statistics.median(vals[(s, t)]):.2f} | - | - |')
+PY
+exit $status
