@@ -80,6 +80,17 @@ void forget(RmaConn &r, tw_rma_exposure *e)
         }
 }
 
+/// Take `e` off the binds still to post; false when it was not there.
+bool unqueue_bind(RmaConn &r, tw_rma_exposure *e)
+{
+    for (auto it = r.bind_waiting.begin(); it != r.bind_waiting.end(); ++it)
+        if (*it == e) {
+            r.bind_waiting.erase(it);
+            return true;
+        }
+    return false;
+}
+
 bool connection_usable(const tw_conn *c)
 {
     return c->state == ConnState::Established && !c->error && !c->disconnected && c->qp && !c->host_closed;
@@ -185,11 +196,7 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
     r.bind_waiting.push_back(e);
     rma_post_binds(c);
     if (c->error) { // posting failed: the connection is gone, nothing was exposed
-        for (auto it = r.bind_waiting.begin(); it != r.bind_waiting.end(); ++it)
-            if (*it == e) {
-                r.bind_waiting.erase(it);
-                break;
-            }
+        unqueue_bind(r, e);
         forget(r, e);
         drop_window(e);
         delete e;
@@ -216,24 +223,16 @@ int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
     e->revoking = true;
     e->revoke_cb = cb;
     e->revoke_arg = arg;
-    if (!connection_usable(c) || !e->mw) {
-        // The connection is gone: no verb, the memory is free now.
+    // The connection is gone, or the bind never went out (nothing on the
+    // wire can reach the window): no verb, the memory is free now.
+    bool never_bound = unqueue_bind(r, e);
+    if (!connection_usable(c) || !e->mw || never_bound) {
         forget(r, e);
         drop_window(e);
         r.completions.push_back(RmaCompletion{cb, arg, 0, e});
         mark_ready(c);
         return 0;
     }
-    for (auto it = r.bind_waiting.begin(); it != r.bind_waiting.end(); ++it)
-        if (*it == e) {
-            // Never bound: nothing on the wire can reach it.
-            r.bind_waiting.erase(it);
-            forget(r, e);
-            drop_window(e);
-            r.completions.push_back(RmaCompletion{cb, arg, 0, e});
-            mark_ready(c);
-            return 0;
-        }
     forget(r, e); // no new local use; the window goes with the LOCAL_INV
     r.invalidate_waiting.push_back(e);
     rma_pump(c);
@@ -243,6 +242,7 @@ int rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
 void rma_post_binds(tw_conn *c)
 {
     RmaConn &r = *c->rma;
+    // With fewer than two entries free no data can go either (it needs three).
     if (r.bind_waiting.empty() || c->error || rma_sq_free(c) < 2) return;
     if (!window_ops_allowed(c)) return;
     ibv_send_wr wrs[16];
