@@ -201,6 +201,8 @@ struct tw_conn : twrdma::CmOwner {
     uint64_t last_data_ns = 0;    ///< data sent or received (idle shrink)
     uint32_t grant_gens = 1;      ///< rings this connection had
     uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;
+    uint64_t window_waits = 0;   ///< posting held for window operations (tw_rdma_rings)
+    uint64_t window_wait_at = 0; ///< remote_seq when the last such hold began
     // what the peer offered in RESIZE, until our RESIZE_ACK switches to it
     bool want_resize_ack = false;
     uint64_t peer_next_addr = 0;

@@ -140,7 +140,10 @@ bool window_ops_allowed(tw_conn *c)
     // nothing is retransmitted, and they complete without the network.
     if (c->wr_done >= c->remote_seq) return true;
     c->window_wait = true;
+    // A hold lasts while nothing remote but its fence is posted: count it once.
+    if (c->window_wait_at != c->remote_seq) c->window_waits += 1;
     post_fence(c); // unless the last request is signalled already
+    c->window_wait_at = c->remote_seq;
     return false;
 }
 

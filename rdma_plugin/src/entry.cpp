@@ -317,7 +317,8 @@ int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data
         return guarded([&]() -> int {
             if (op != TW_RDMA_CTRL_GET_RINGS) return -EOPNOTSUPP;
             auto *r = static_cast<tw_rdma_rings *>(data);
-            if (!c || !r || len < sizeof *r || r->size < sizeof *r || r->size > len) return -EINVAL;
+            if (!c || !r || len < TW_RDMA_RINGS_SIZE_V1 || r->size < TW_RDMA_RINGS_SIZE_V1 || r->size > len)
+                return -EINVAL;
             conn_rings(c, r);
             return 0;
         });

@@ -17,6 +17,8 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 
 namespace twrdma {
 
@@ -272,21 +274,24 @@ void resize_on_tick(tw_conn *c, uint64_t now)
     conn_pump(c);
 }
 
+static_assert(offsetof(tw_rdma_rings, window_waits) == TW_RDMA_RINGS_SIZE_V1, "the first size of tw_rdma_rings");
+
 void conn_rings(const tw_conn *c, tw_rdma_rings *out)
 {
     uint64_t extra = 0;
     for (const SpareRing *r : {c->grant.spare, c->next.spare, c->tx_ring.spare, c->old_tx.spare})
         if (r) extra += r->size;
-    uint32_t size = out->size;
-    *out = tw_rdma_rings{};
-    out->size = size;
-    out->rx_ring = c->rx_size;
-    out->tx_ring = c->tx_size;
-    out->registered = (c->block && c->ldev && c->ldev->pool ? c->ldev->pool->block_size() : 0) + extra;
-    out->rx_grows = c->rx_grows;
-    out->rx_shrinks = c->rx_shrinks;
-    out->tx_grows = c->tx_grows;
-    out->tx_shrinks = c->tx_shrinks;
+    tw_rdma_rings r{};
+    r.size = out->size;
+    r.rx_ring = c->rx_size;
+    r.tx_ring = c->tx_size;
+    r.registered = (c->block && c->ldev && c->ldev->pool ? c->ldev->pool->block_size() : 0) + extra;
+    r.rx_grows = c->rx_grows;
+    r.rx_shrinks = c->rx_shrinks;
+    r.tx_grows = c->tx_grows;
+    r.tx_shrinks = c->tx_shrinks;
+    r.window_waits = c->window_waits;
+    std::memcpy(out, &r, std::min<size_t>(out->size, sizeof r)); // an older caller's struct is shorter
 }
 
 bool resize_teardown(tw_conn *c, bool revoked)

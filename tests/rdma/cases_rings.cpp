@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
@@ -157,6 +158,57 @@ TEST_CASE("grown rings never take the room of the next slab: a new connection st
     REQUIRE(env.run_until([&] { return third_peer.received.size() >= 11 || third_peer.failed(); }));
     CHECK(third_peer.received == "room for me");
     CHECK(third.stats().pool_exhausted == 0);
+    CHECK(env.rule_violations() == "");
+}
+
+TEST_CASE("a stream both ways over fixed rings arrives intact and counts its holds for window operations",
+          "[rdma][rings][windows][links]")
+{
+    // Across the wire only ([links]): on one device a remote operation
+    // completes before the next window operation is due, and nothing holds.
+    // Fixed 256 KiB rings: 32 KiB segments, each filled and consumed once
+    // per 32 KiB of stream.  Both ends' writes are nearly always in flight,
+    // so window operations wait for them and hold the connection's posting
+    // (docs/rdma-design.md section 3): window_waits counts each hold once.
+    use_settings({{"rdma.ring_size", "256k"}, {"rdma.ring_max", "0"}, {"rdma.send_buffer_size", "256k"},
+                  {"rdma.send_buffer_max", "0"}});
+    Env env;
+    Server &server = env.listen(); // echoes
+    Endpoint &client = env.connect(server);
+    std::string payload = make_payload(size_t(16) << 20, 17);
+    client.send(payload);
+    REQUIRE(env.run_until([&] { return client.failed() || client.received.size() >= payload.size(); }, 600s));
+    REQUIRE_FALSE(client.failed());
+    REQUIRE(server.endpoints.size() == 1);
+    Endpoint &peer = *server.endpoints[0];
+    CHECK(checksum(client.received) == checksum(payload));
+    const uint64_t segments = payload.size() / (32 * 1024); // filled, and consumed, at each end
+    tw_rdma_rings c = rings_of(env, client), p = rings_of(env, peer);
+    std::printf("window waits over %llu segments each way: client %llu, server %llu\n",
+                static_cast<unsigned long long>(segments), static_cast<unsigned long long>(c.window_waits),
+                static_cast<unsigned long long>(p.window_waits));
+    std::fflush(stdout);
+    CHECK(c.rx_ring == 256 * 1024); // nothing grew
+    CHECK(p.rx_ring == 256 * 1024);
+    // Each hold ends in window operations for at least one segment filled
+    // or consumed, and with this much in flight some must wait.
+    for (uint64_t waits : {c.window_waits, p.window_waits}) {
+        CHECK(waits >= 1);
+        CHECK(waits <= 2 * segments);
+    }
+    CHECK(client.stats().rnr_retries == 0);
+
+    // A caller built before window_waits passes the shorter struct: filled, nothing written after it.
+    unsigned char old[sizeof(tw_rdma_rings) + 8];
+    std::memset(old, 0xa5, sizeof old);
+    tw_rdma_rings head{};
+    head.size = TW_RDMA_RINGS_SIZE_V1;
+    std::memcpy(old, &head, sizeof head.size);
+    CHECK(client.ops().ctrl(env.transport().handle(), client.conn(), TW_RDMA_CTRL_NS, TW_RDMA_CTRL_GET_RINGS, old,
+                            TW_RDMA_RINGS_SIZE_V1) == 0);
+    std::memcpy(&head, old, TW_RDMA_RINGS_SIZE_V1);
+    CHECK(head.rx_ring == 256 * 1024);
+    CHECK(std::count(old + TW_RDMA_RINGS_SIZE_V1, old + sizeof old, 0xa5) == long(sizeof old - TW_RDMA_RINGS_SIZE_V1));
     CHECK(env.rule_violations() == "");
 }
 

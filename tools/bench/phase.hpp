@@ -104,6 +104,7 @@ struct RingsSummary {
     uint64_t rx_ring = 0;    ///< largest receive ring
     uint64_t tx_ring = 0;    ///< largest TX ring
     uint64_t rx_grows = 0, tx_grows = 0;
+    uint64_t window_waits = 0; ///< posting held for window operations, summed
 };
 RingsSummary summed_rings(const Phase &phase);
 

@@ -37,6 +37,7 @@ void json_rings(JsonWriter &j, const RingsSummary &r)
     j.key("rings").begin_object();
     j.key("registered_bytes").value(r.registered).key("rx_ring").value(r.rx_ring).key("tx_ring").value(r.tx_ring);
     j.key("rx_grows").value(r.rx_grows).key("tx_grows").value(r.tx_grows);
+    j.key("window_waits").value(r.window_waits);
     j.end_object();
 }
 
