@@ -156,6 +156,9 @@ void add_sweep(CLI::App *app, SweepOptions &o)
     app->add_flag("--zero-copy", o.zero_copy,
                   "send from lent transport buffers and read from borrowed ones, client and server (a transport "
                   "that lends none: the copying path, and the result says so)");
+    app->add_flag("-b,--bidirectional", o.bidirectional,
+                  "throughput in both directions at once: the server echoes the stream, and the rate counts both "
+                  "directions, as ib_write_bw -b does");
     add_output(app, &o.json, &o.csv, &o.stall_timeout_s);
 }
 

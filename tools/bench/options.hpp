@@ -40,6 +40,7 @@ struct SweepOptions {
     bool csv = false;
     unsigned stall_timeout_s = 30;        ///< abort a test that makes no progress this long
     bool zero_copy = false;               ///< --zero-copy: lent send buffers, borrowed receive buffers
+    bool bidirectional = false;           ///< -b: throughput in both directions at once (the server echoes)
 
     double duration_or_default() const { return duration_s.value_or(iterations ? 0.0 : kDefaultDuration); }
     static constexpr double kDefaultDuration = 3.0;

@@ -9,6 +9,8 @@ shift 6
 : "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
 export TWINWIRE_CONNECT_TIMEOUT_MS=10000
+# plugin-ab.sh --set: TWINWIRE_<KEY>=VALUE lines, one per setting.
+while IFS= read -r setting; do [ -n "$setting" ] && export "$setting"; done <"$out/settings.env"
 raw=$out/raw.tsv
 printf 'round\tsize\trun\tvalue\n' >"$raw"
 status=0
@@ -28,6 +30,7 @@ done
 anchor_run() { # log size
     local tool=ib_write_bw extra=() col=4
     [ "$test" = latency ] && tool=ib_send_lat extra=(-e) col=5 # t_typical, the median
+    [ "$test" = bidirectional ] && extra=(-b) # both directions, summed
     timeout 300 "$tool" -d "$SOFTROCE_SERVER_DEV" -x "$gid" -F -s "$2" -n "$iters" "${extra[@]}" >"$1.server" 2>&1 &
     local spid=$! t
     for t in $(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.1; done
@@ -36,18 +39,21 @@ anchor_run() { # log size
     awk -v s="$2" -v c="$col" '$1 == s && NF >= c { v = $c } END { if (v == "") exit 1; print v }' "$1"
 }
 variant_run() { # log index size
+    local how=(--test "$test")
+    [ "$test" = bidirectional ] && how=(--test throughput -b)
     TWINWIRE_PLUGIN_PATH=${dirs[$2]} "$bench" client --transport rdma --host "$srv_ip" --source "$cli_ip" \
-        --port $((7500 + $2)) --json --test "$test" --sizes "$3" --iterations "$iters" >"$1" 2>"$1.err" || return 1
+        --port $((7500 + $2)) --json "${how[@]}" --sizes "$3" --iterations "$iters" >"$1" 2>"$1.err" || return 1
     python3 -c "import json,sys; t=open(sys.argv[1]).read(); d=json.loads(t[t.index('{'):])
 print(d['latency'][0]['one_way_p50_us'] if sys.argv[2] == 'latency' else d['throughput'][0]['mb_per_s'])" "$1" "$test"
 }
 
 for i in "${!labels[@]}"; do variant_run "$out/logs/warm-${labels[$i]}" "$i" 4096 >/dev/null; done
+anchor=ib_write_bw
+[ "$test" = latency ] && anchor=ib_send_lat-e
+[ "$test" = bidirectional ] && anchor=ib_write_bw-b
 n=${#labels[@]}
 for r in $(seq "$rounds"); do
     for size in $sizes; do
-        anchor=ib_write_bw
-        [ "$test" = latency ] && anchor=ib_send_lat-e
         if v=$(anchor_run "$out/logs/$r-$size-$anchor.txt" "$size"); then
             printf '%s\t%s\t%s\t%s\n' "$r" "$size" "$anchor" "$v" >>"$raw"
         else

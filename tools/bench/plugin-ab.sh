@@ -2,20 +2,23 @@
 # Builds of the RDMA plugin side by side in ONE SoftRoCE guest: the same
 # twinwire-bench runs each variant (a directory holding its
 # twinwire-rdma-abi1.so), in an order that alternates round by round, beside
-# the perftest anchor of the test (ib_write_bw for throughput, ib_send_lat -e
-# for latency).  For a change to the plugin, or a constant of it, measured
+# the perftest anchor of the test (ib_write_bw for throughput; ib_write_bw -b
+# for bidirectional, beside twinwire-bench -b: both directions at once,
+# summed; ib_send_lat -e for latency).  For a change to the plugin, or a constant of it, measured
 # against the build before it.  Writes OUT/raw.tsv and OUT/logs/ and prints,
 # per size and variant, the median and the median of per-round ratios to the
 # anchor.  Not run by meson; commands and results: docs/benchmarks.md.
 #
-# usage: plugin-ab.sh [--rounds N] [--cpus N] [--test throughput|latency]
+# usage: plugin-ab.sh [--rounds N] [--cpus N] [--test throughput|bidirectional|latency]
 #                     [--sizes "65536 4096"] [--iterations N] [--out DIR]
-#                     TWINWIRE_BENCH LABEL=PLUGIN_DIR...
+#                     [--set KEY=VALUE]... TWINWIRE_BENCH LABEL=PLUGIN_DIR...
+# --set gives every twinwire-bench (servers and clients) a setting, as its
+# TWINWIRE_<KEY> environment variable (rdma.ring_max=0: TWINWIRE_RDMA_RING_MAX).
 # Exit: 0 done; 1 a run failed; 2 bad usage; 77 no guest or no perftest here.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 runner=$here/../../tests/softroce/softroce-run
-rounds=3 cpus=1 test=throughput sizes= iterations= out=$PWD/plugin-ab
+rounds=3 cpus=1 test=throughput sizes= iterations= out=$PWD/plugin-ab settings=()
 usage() { sed -n '/^# usage/,/^# Exit/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -25,6 +28,11 @@ while [ $# -gt 0 ]; do
         --sizes) sizes=$2; shift 2 ;;
         --iterations) iterations=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
+        --set)
+            case $2 in [a-z]*=*) ;; *) usage ;; esac
+            key=${2%%=*}
+            settings+=("TWINWIRE_$(echo "$key" | tr 'a-z.' 'A-Z_')=${2#*=}")
+            shift 2 ;;
         --*) usage ;;
         *) break ;;
     esac
@@ -32,6 +40,7 @@ done
 [ $# -ge 2 ] || usage
 case $test in
     throughput) anchor=ib_write_bw sizes=${sizes:-65536 4096} iterations=${iterations:-5000} ;;
+    bidirectional) anchor=ib_write_bw-b sizes=${sizes:-65536 4096} iterations=${iterations:-5000} ;;
     latency) anchor=ib_send_lat-e sizes=${sizes:-64} iterations=${iterations:-3000} ;;
     *) usage ;;
 esac
@@ -46,12 +55,13 @@ for v in "$@"; do
         { echo "plugin-ab: no twinwire-rdma-abi1.so in ${v#*=}" >&2; exit 2; }
     variants+=("$label=$dir")
 done
-for tool in "${anchor%-e}" python3; do
+for tool in "${anchor%-?}" python3; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (Debian: perftest, python3)"; exit 77; }
 done
 rm -rf "$out"
 mkdir -p "$out/logs"
-echo "plugin-ab: $test, sizes $sizes, $iterations messages, $rounds rounds, $cpus vCPU(s); host load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' "${settings[@]}" >"$out/settings.env" # read by the guest half
+echo "plugin-ab: $test, sizes $sizes, $iterations messages, $rounds rounds, $cpus vCPU(s); settings: ${settings[*]:-defaults}; host load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$runner" --share "$out" --timeout 5400 --cpus "$cpus" -- \
     "$here/plugin-ab-guest.sh" "$bench" "$out" "$rounds" "$test" "$sizes" "$iterations" "${variants[@]}"
 status=$?

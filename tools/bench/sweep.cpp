@@ -50,20 +50,25 @@ Step throughput_step(size_t size, const SweepOptions &o, SweepReport &report)
     const uint64_t iterations = o.iterations.value_or(0);
     const double duration = o.duration_or_default();
     Step step;
-    step.label = "throughput " + format_size(size);
+    step.label = (o.bidirectional ? "throughput both ways " : "throughput ") + format_size(size);
     step.unit = Progress::Unit::Bytes;
-    const bool zero_copy = o.zero_copy;
-    step.make = [=](unsigned) { return std::make_shared<ThroughputWorker>(size, iterations, duration, zero_copy); };
+    const bool zero_copy = o.zero_copy, both = o.bidirectional;
+    step.make = [=](unsigned) {
+        return std::make_shared<ThroughputWorker>(size, iterations, duration, zero_copy, both);
+    };
     step.collect = [size, &o, &report](const Phase &phase) {
         count_connections(phase, report.connections);
         ThroughputResult r;
         r.size = size;
         r.connections = o.connections;
+        r.bidirectional = o.bidirectional;
         for (const auto &w : phase.workers()) {
             if (!w->error.empty()) continue;
             const auto &t = static_cast<const ThroughputWorker &>(*w);
-            r.bytes += t.acknowledged;
-            r.messages += t.acknowledged / size;
+            // Both directions: what went out and what came back, as ib_write_bw -b sums them.
+            uint64_t moved = t.acknowledged + (t.bidirectional ? t.bytes : 0);
+            r.bytes += moved;
+            r.messages += moved / size;
         }
         r.seconds = measured_seconds(phase);
         r.stats = summed_stats(phase);

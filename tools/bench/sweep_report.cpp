@@ -102,7 +102,10 @@ std::string sweep_table(const SweepReport &r)
         for (const LatencyResult &l : r.latency) list_errors(out, "latency " + format_size(l.size), l.errors);
     }
     if (!r.throughput.empty()) {
-        out += "\nthroughput (one direction; MB = 2^20 bytes as perftest counts, Gb = 10^9 bits as links count)\n";
+        const bool both = r.throughput.front().bidirectional;
+        out += std::string("\nthroughput (") +
+               (both ? "both directions at once, summed as ib_write_bw -b reports" : "one direction") +
+               "; MB = 2^20 bytes as perftest counts, Gb = 10^9 bits as links count)\n";
         out += strprintf("%-9s %5s %12s %10s %12s %14s %9s\n", "size", "conns", "MB/s", "Gb/s", "msgs/s", "bytes",
                          "seconds");
         for (const ThroughputResult &t : r.throughput)
@@ -151,7 +154,7 @@ std::string sweep_json(const SweepReport &r)
         j.begin_object().key("size").value(uint64_t(t.size)).key("connections").value(t.connections);
         j.key("bytes").value(t.bytes).key("messages").value(t.messages).key("seconds").value(t.seconds);
         j.key("mb_per_s").value(t.mb_per_s()).key("gbit_per_s").value(t.gbit_per_s());
-        j.key("messages_per_s").value(t.messages_per_s());
+        j.key("messages_per_s").value(t.messages_per_s()).key("bidirectional").value(t.bidirectional);
         j.key("io_path").value(t.io_path);
         json_stats(j, t.stats);
         json_rings(j, t.rings);

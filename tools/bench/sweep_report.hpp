@@ -32,7 +32,8 @@ struct LatencyResult {
 struct ThroughputResult {
     size_t size = 0;
     unsigned connections = 0;
-    uint64_t bytes = 0;    ///< acknowledged by the sink
+    uint64_t bytes = 0;    ///< acknowledged by the sink; both directions: sent plus echoed back
+    bool bidirectional = false; ///< -b: both directions at once, summed
     uint64_t messages = 0;
     double seconds = 0;    ///< first write to last acknowledgement
     tw_conn_stats stats{}; ///< client-side transport counters, all connections

@@ -15,8 +15,10 @@ constexpr size_t kHighWater = size_t(1) << 20;
 
 } // namespace
 
-ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy)
-    : size_(message_size), iterations_(iterations), duration_ns_(static_cast<uint64_t>(duration_s * 1e9)),
+ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy,
+                                   bool bidirectional)
+    : bidirectional(bidirectional), size_(message_size), iterations_(iterations),
+      duration_ns_(static_cast<uint64_t>(duration_s * 1e9)),
       round_messages_(std::max<uint64_t>(1, kRoundBytes / message_size)),
       high_water_(std::max(kHighWater, 2 * message_size)), payload_(message_size, 'x')
 {
@@ -26,7 +28,8 @@ ThroughputWorker::ThroughputWorker(size_t message_size, uint64_t iterations, dou
 void ThroughputWorker::begin()
 {
     unsigned char hello[wire::kHelloSize];
-    wire::encode_hello({wire::Test::Sink, static_cast<uint32_t>(size_), zero_copy}, hello);
+    wire::encode_hello({bidirectional ? wire::Test::Echo : wire::Test::Sink, static_cast<uint32_t>(size_), zero_copy},
+                       hello);
     conn_->write(hello, sizeof hello);
     std::weak_ptr<Worker> weak = shared_from_this();
     again_ = std::make_unique<Timer>(conn_->loop(), [weak] {
@@ -50,6 +53,18 @@ void ThroughputWorker::pump()
     uint64_t this_turn = 0;
     while (!ended_ && !finished()) {
         if (conn_->output_queued() > high_water_) return; // on_drain resumes
+        if (round_left_ == 0 && bidirectional) {
+            // The echo needs no round headers: the client knows what it sent.
+            if (enough(monotonic_ns())) {
+                ended_ = true;
+                if (acknowledged == bytes) { // everything came back already
+                    end_ns = monotonic_ns();
+                    finish("");
+                }
+                return;
+            }
+            round_left_ = iterations_ ? std::min(round_messages_, iterations_ - messages) : round_messages_;
+        }
         if (round_left_ == 0) {
             uint64_t n = round_messages_;
             if (iterations_) n = std::min(n, iterations_ - messages);
@@ -101,8 +116,34 @@ ThroughputWorker::Wrote ThroughputWorker::write_message()
 
 void ThroughputWorker::on_finish() { again_.reset(); }
 
+void ThroughputWorker::take_echo(Buffer &in)
+{
+    // The payload is all 'x': check it where it lies, chunk by chunk.
+    while (!in.empty()) {
+        std::string_view chunk = in.first_chunk();
+        if (chunk.find_first_not_of('x') != std::string_view::npos) {
+            finish("the echo differs from what was sent");
+            return;
+        }
+        acknowledged += chunk.size();
+        in.drain(chunk.size());
+    }
+    if (acknowledged > bytes) {
+        finish("the server echoed " + std::to_string(acknowledged) + " bytes, " + std::to_string(bytes) + " were sent");
+        return;
+    }
+    if (ended_ && acknowledged == bytes) {
+        end_ns = monotonic_ns();
+        finish("");
+    }
+}
+
 void ThroughputWorker::on_data(Buffer &in)
 {
+    if (bidirectional) {
+        take_echo(in);
+        return;
+    }
     if (!ended_) {
         finish("the sink sent bytes before the end of the stream");
         return;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Streaming throughput, one direction: each connection writes messages as
-// fast as the transport takes them (one write() per message, as a daemon
-// writes replies) and the server acknowledges the bytes it received.
+// Streaming throughput: each connection writes messages as fast as the
+// transport takes them (one write() per message, as a daemon writes
+// replies).  One direction: the server acknowledges the bytes it received.
+// Both directions (perftest's -b): the server echoes every byte as it
+// arrives and the client reads them all back, so both directions stream at
+// once through each end's rings.
 #pragma once
 
 #include "phase.hpp"
@@ -15,14 +18,16 @@ namespace twinwire::bench {
 class ThroughputWorker : public Worker {
 public:
     /// `iterations` messages (0: until `duration_s` has passed).
-    ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy = false);
+    ThroughputWorker(size_t message_size, uint64_t iterations, double duration_s, bool zero_copy = false,
+                     bool bidirectional = false);
 
     void begin() override;
     void on_data(Buffer &in) override;
 
     uint64_t messages = 0;  ///< messages written
     uint64_t bytes = 0;     ///< payload bytes written
-    uint64_t acknowledged = 0; ///< payload bytes the server says it received
+    uint64_t acknowledged = 0; ///< payload bytes the server says it received (both directions: echoed back)
+    const bool bidirectional;
 
 private:
     void on_finish() override;
@@ -32,6 +37,8 @@ private:
     /// on_drain resumes).
     Wrote write_message();
     bool enough(uint64_t now) const;
+    /// Both directions: count the echo, finish once all of it is back.
+    void take_echo(Buffer &in);
 
     size_t size_;
     uint64_t iterations_;

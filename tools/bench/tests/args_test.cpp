@@ -59,6 +59,7 @@ TEST_CASE("client defaults: one connection, the four sizes, both tests, 3 s each
     CHECK(o.sweep.tests == std::vector<TestKind>{TestKind::Latency, TestKind::Throughput});
     CHECK(o.sweep.duration_or_default() == 3.0);
     CHECK_FALSE(o.sweep.json);
+    CHECK_FALSE(o.sweep.bidirectional);
     CHECK_FALSE(o.runtime.transport.has_value());
 }
 
@@ -165,6 +166,8 @@ TEST_CASE("short options mean what perftest, sockperf and redis-benchmark users 
     CHECK(c.client.runtime.device == "mlx5_0");
     CHECK(c.client.runtime.gid_index == 3u);
     CHECK(parse({"local", "-D", "0.5"}).local.sweep.duration_s == 0.5);
+    CHECK(parse({"local", "-b"}).local.sweep.bidirectional); // perftest's -b: both directions
+    CHECK(parse({"client", "--host", "h", "-p", "1", "--bidirectional"}).client.sweep.bidirectional);
     CHECK(parse({"server", "-p", "9000", "-d", "rxe0"}).server.runtime.device == "rxe0");
     // redis-benchmark: -c clients, -n requests, -P pipeline, -d data size, -r keyspace, -t tests.
     Invocation r = parse({"resp", "-p", "6380", "-c", "4", "-n", "99", "-P", "8", "-d", "100", "-r", "7", "-t",

@@ -6,6 +6,7 @@
 #include "resp_load.hpp"
 #include "step_runner.hpp"
 #include "sweep.hpp"
+#include "throughput_test.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -102,6 +103,64 @@ TEST_CASE("a sweep over loopback TCP measures every round trip and every acknowl
         CHECK(t.messages == 600);
         CHECK(t.mb_per_s() > 0);
     }
+}
+
+TEST_CASE("throughput both ways counts every byte that went out and came back, copying and zero-copy", "[loopback]")
+{
+    const bool zero_copy = GENERATE(false, true);
+    CAPTURE(zero_copy);
+    Runtime rt(tcp_config(2));
+    rt.start();
+    auto listener = rt.listen(loopback_any_port(), [](const ConnectionPtr &c) { serve_bench_connection(c); });
+    SweepOptions o;
+    o.connections = 2;
+    o.iterations = 300;
+    o.sizes = {64, 100000};
+    o.tests = {TestKind::Throughput};
+    o.bidirectional = true;
+    o.zero_copy = zero_copy;
+    SweepReport r = run_sweep(rt, {"127.0.0.1", listener->port(), ""}, o);
+    CHECK(r.error_count() == 0);
+    REQUIRE(r.throughput.size() == 2);
+    for (const ThroughputResult &t : r.throughput) {
+        CHECK(t.bidirectional);
+        CHECK(t.bytes == 2 * 2 * 300 * t.size); // two connections, each way
+        CHECK(t.messages == 2 * 2 * 300);
+        CHECK(t.mb_per_s() > 0);
+    }
+    CHECK(sweep_table(r).find("both directions at once") != std::string::npos);
+}
+
+TEST_CASE("throughput both ways fails on an echo that is short or altered", "[loopback]")
+{
+    // What the server sends back for 50 messages of 1000 bytes.
+    auto [name, reply] = GENERATE(table<const char *, std::function<std::string(const std::string &)>>({
+        {"short", [](const std::string &in) { return in.substr(0, in.size() / 2); }},
+        {"altered", [](const std::string &in) { return std::string(in.size(), 'y'); }},
+    }));
+    CAPTURE(name);
+    Runtime rt(tcp_config(1));
+    rt.start();
+    bool hello_seen = false;
+    auto listener = fake_server(rt, [&hello_seen, reply = reply](const std::string &in) {
+        std::string payload = in;
+        if (!hello_seen) { // the echo server drops the hello
+            hello_seen = true;
+            payload = payload.substr(16);
+        }
+        return reply(payload);
+    });
+    std::shared_ptr<ThroughputWorker> worker;
+    run_one(
+        rt, listener->port(), 1,
+        [&worker](unsigned) {
+            worker = std::make_shared<ThroughputWorker>(1000, 50, 0, false, true);
+            return worker;
+        },
+        2);
+    REQUIRE(worker);
+    CHECK_FALSE(worker->error.empty());
+    CHECK(worker->acknowledged != worker->bytes);
 }
 
 TEST_CASE("a corrupted echo is reported as an error, not measured, on the copying and the zero-copy path",
