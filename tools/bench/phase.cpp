@@ -137,8 +137,8 @@ RingsSummary summed_rings(const Phase &phase)
         sum.rx_ring = std::max(sum.rx_ring, w->rings.rx_ring);
         sum.tx_ring = std::max(sum.tx_ring, w->rings.tx_ring);
         sum.rx_grows += w->rings.rx_grows;
-        sum.window_waits += w->rings.window_waits;
         sum.tx_grows += w->rings.tx_grows;
+        sum.window_waits += w->rings.window_waits;
     }
     return sum;
 }

@@ -53,23 +53,21 @@ void ThroughputWorker::pump()
     uint64_t this_turn = 0;
     while (!ended_ && !finished()) {
         if (conn_->output_queued() > high_water_) return; // on_drain resumes
-        if (round_left_ == 0 && bidirectional) {
-            // The echo needs no round headers: the client knows what it sent.
-            if (enough(monotonic_ns())) {
-                ended_ = true;
-                if (acknowledged == bytes) { // everything came back already
-                    end_ns = monotonic_ns();
-                    finish("");
-                }
-                return;
-            }
-            round_left_ = iterations_ ? std::min(round_messages_, iterations_ - messages) : round_messages_;
-        }
         if (round_left_ == 0) {
             uint64_t n = round_messages_;
             if (iterations_) n = std::min(n, iterations_ - messages);
+            const bool last = n == 0 || enough(monotonic_ns());
+            if (bidirectional) { // the echo needs no round headers: the client knows what it sent
+                if (!last) {
+                    round_left_ = n;
+                    continue;
+                }
+                ended_ = true;
+                finish_if_all_back();
+                return;
+            }
             unsigned char header[wire::kCountSize];
-            if (n == 0 || enough(monotonic_ns())) {
+            if (last) {
                 wire::encode_count(0, header);
                 ended_ = true;
             } else {
@@ -132,10 +130,14 @@ void ThroughputWorker::take_echo(Buffer &in)
         finish("the server echoed " + std::to_string(acknowledged) + " bytes, " + std::to_string(bytes) + " were sent");
         return;
     }
-    if (ended_ && acknowledged == bytes) {
-        end_ns = monotonic_ns();
-        finish("");
-    }
+    finish_if_all_back();
+}
+
+void ThroughputWorker::finish_if_all_back()
+{
+    if (!ended_ || acknowledged != bytes) return;
+    end_ns = monotonic_ns();
+    finish("");
 }
 
 void ThroughputWorker::on_data(Buffer &in)

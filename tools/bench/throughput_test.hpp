@@ -39,6 +39,7 @@ private:
     bool enough(uint64_t now) const;
     /// Both directions: count the echo, finish once all of it is back.
     void take_echo(Buffer &in);
+    void finish_if_all_back();
 
     size_t size_;
     uint64_t iterations_;
