@@ -333,7 +333,8 @@ tw_conn *conn_new(tw_transport_loop *l);
 void conn_delete(tw_conn *c);
 
 // --- datapath.cpp ----------------------------------------------------------
-void conn_on_wc(tw_conn *c, const ibv_wc &wc);
+/// `now`: when the batch holding `wc` was taken off the CQ.
+void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now);
 ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt);
 ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt);
 int conn_shutdown(tw_conn *c, int how);

@@ -304,7 +304,7 @@ bool add_credits(tw_conn *c, uint32_t credits)
     return true;
 }
 
-void on_data(tw_conn *c, uint32_t imm_host)
+void on_data(tw_conn *c, uint32_t imm_host, uint64_t now)
 {
     Imm imm = imm_decode(imm_host);
     if (imm.type != kImmTypeData && !(imm.type == kImmTypeDataMore && c->version >= kProtoResize))
@@ -315,7 +315,7 @@ void on_data(tw_conn *c, uint32_t imm_host)
     if (c->rx_tail + imm.len - std::max(c->rx_reported, c->grant.base) > c->rx_size)
         return bad_frame(c, format("data write of %u bytes overflows the receive ring", imm.len));
     c->peer_waiting = imm.type == kImmTypeDataMore;
-    c->last_data_ns = now_ns(c->loop->t);
+    c->last_data_ns = now;
     if (!add_credits(c, imm.credits)) return;
     c->rx_tail += imm.len;
     c->stats.bytes_received += imm.len;
@@ -505,7 +505,7 @@ void conn_pump(tw_conn *c)
     rma_pump(c);
 }
 
-void conn_on_wc(tw_conn *c, const ibv_wc &wc)
+void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
 {
     auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
     if (wc.status != IBV_WC_SUCCESS) {
@@ -543,11 +543,11 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc)
         if (c->host_closed) conn_check_linger(c);
         return;
     }
-    c->last_rx_ns = now_ns(c->loop->t);
+    c->last_rx_ns = now;
     if (kind == WrKind::Recv) {
         uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xffffff);
         bool data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
-        if (data) on_data(c, ntohl(wc.imm_data));
+        if (data) on_data(c, ntohl(wc.imm_data), now);
         else on_ctrl(c, c->recv_bufs + size_t(index) * kRecvBufSize, wc.byte_len);
         if (c->error) return;
         int rc = post_recvs(c, index, 1);

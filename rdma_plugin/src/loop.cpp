@@ -61,6 +61,7 @@ int drain(LoopDevice *ld)
 {
     tw_transport_loop *l = ld->loop;
     int total = 0;
+    uint64_t now = 0; // one clock read for the batch: completions taken together arrived together
     ibv_wc wcs[32];
     for (auto &slot : ld->cqs) {
         for (;;) {
@@ -69,6 +70,7 @@ int drain(LoopDevice *ld)
                 logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_poll_cq", -n).c_str());
                 break;
             }
+            if (n > 0 && now == 0) now = l->last_completion_ns = now_ns(l->t);
             for (int i = 0; i < n; ++i) {
                 uint32_t serial = static_cast<uint32_t>(wcs[i].wr_id >> 32);
                 auto it = l->serials.find(serial);
@@ -78,13 +80,12 @@ int drain(LoopDevice *ld)
                     c->cq_generation = l->cq_generation;
                     c->stats.cq_events += 1;
                 }
-                conn_on_wc(c, wcs[i]);
+                conn_on_wc(c, wcs[i], now);
             }
             total += n;
             if (n < 32) break;
         }
     }
-    if (total) l->last_completion_ns = now_ns(l->t);
     return total;
 }
 
@@ -338,15 +339,18 @@ int process_pending(tw_transport_loop *l)
         for (auto &ld : l->devs) drain(ld.get());
     }
     int called = 0;
-    std::vector<tw_listener *> ls_copy(l->listeners);
-    for (tw_listener *ls : ls_copy) {
+    // By index, without a copy per turn: callbacks may add to both lists
+    // (served in this pass) or close a listener (one entry may then wait for
+    // the next turn); nothing is freed before reap_now() below.
+    for (size_t i = 0; i < l->listeners.size(); ++i) {
+        tw_listener *ls = l->listeners[i];
         if (!ls->closed && !ls->queue.empty() && ls->on_incoming) {
             ls->on_incoming(ls, ls->arg);
             ++called;
         }
     }
-    std::vector<tw_conn *> batch(l->ready);
-    for (tw_conn *c : batch) {
+    for (size_t i = 0; i < l->ready.size(); ++i) {
+        tw_conn *c = l->ready[i];
         if (c->host_closed || c->reaped || !deliverable(c)) continue;
         deliver(c);
         ++called;

@@ -350,7 +350,7 @@ bool poll_one(Pair &p, Side &s)
     // A polled send completion frees its WR and every one before it.
     if (seq && seq > s.sq_retired) s.sq_retired = seq;
     p.clock_ns += 1000;
-    conn_on_wc(s.c, wc);
+    conn_on_wc(s.c, wc, p.clock_ns);
     return true;
 }
 
