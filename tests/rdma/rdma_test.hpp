@@ -79,5 +79,7 @@ int child_runtime_echo(const std::string &mode, const std::string &ip);
 int child_rma_expose();
 int child_rma_bench_server(); // rma_bench.cpp
 int child_rma_bench_client(int argc, char **argv);
+int child_lat_bench_server(); // lat_bench.cpp
+int child_lat_bench_client(int argc, char **argv);
 
 } // namespace twinwire::rdmatest

@@ -75,6 +75,16 @@ int run_child_mode(int argc, char **argv)
         conformance::release_transport();
         return rc;
     }
+    if ((mode == "lat-bench-server" && argc >= 4) || (mode == "lat-bench-client" && argc >= 8)) {
+        // A last argument "tcp": the built-in TCP instead (the host's check of the tool).
+        bool server = mode == "lat-bench-server";
+        bool tcp = std::strcmp(argv[argc - 1], "tcp") == 0 && argc >= (server ? 5 : 9);
+        SuiteContext context(tcp, argv[3], server ? argv[3] : argv[4]);
+        conformance::set_context(&context);
+        int rc = server ? child_lat_bench_server() : child_lat_bench_client(argc, argv);
+        conformance::release_transport();
+        return rc;
+    }
     if (mode == "rma-expose" && argc >= 4) {
         SuiteContext context(false, argv[3], argv[3]);
         conformance::set_context(&context);
