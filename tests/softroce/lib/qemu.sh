@@ -14,6 +14,8 @@ qemu_command() {
   # quiet still lets errors (RCU stalls, lockups) reach the console log that
   # a failed run shows
   [ "$VERBOSE" = 1 ] || append+=" quiet"
+  # SOFTROCE_RUN_APPEND: more kernel arguments, for experiments (idle=poll)
+  append+=${SOFTROCE_RUN_APPEND:+ $SOFTROCE_RUN_APPEND}
   # No network card at all: the guest's only links are made inside it.
   QEMU=("$QEMU_BIN" -nodefaults -no-user-config -display none -monitor none -no-reboot
     -M q35 -m "$MEM" -smp "$CPUS"

@@ -60,7 +60,7 @@ expect() {
   fi
 }
 
-echo "1..15"
+echo "1..16"
 expect "an unknown option is a usage error, not a skip" 125 '' 'unknown option' -- --frobnicate -- true
 expect "a malformed timeout is a usage error" 125 '' 'whole seconds' -- --timeout soon -- true
 expect "no command is a usage error" 125 '' 'no command' --
@@ -83,6 +83,8 @@ expect "a guest stopping before the command skips" 77 '' 'SKIP: .*before the com
   FAKE_GUEST=booted -- -- true
 expect "a guest dying while the command runs is a failure" 125 '' 'stopped while the command ran' \
   "FAKE_GUEST=booted started" -- -- true
+expect "SOFTROCE_RUN_APPEND reaches the guest kernel's command line" 0 'cmdline: console=ttyS0 .* idle=poll$' '^fake guest stderr$' \
+  "FAKE_GUEST=booted started append rc=0" SOFTROCE_RUN_APPEND=idle=poll -- -- true
 expect "a command that hangs times out with 124" 124 '' 'timed out after 1s; the command was still running' \
   "FAKE_GUEST=booted started hang" -- --timeout 1 -- true
 expect "a guest that hangs while booting times out with 124, not a skip" 124 '' 'timed out after 1s before the command started' \
