@@ -36,7 +36,8 @@ const char kUsage[] =
     "                        (default none: that case is skipped)\n"
     "  --set KEY=VALUE       a configuration value for the transport (repeatable)\n"
     "  --plugin-path DIR     where to look for PLUGIN by name (like plugin_path)\n"
-    "  --wait-ms N           how long a case waits for what should happen (default 60000)\n"
+    "  --wait-ms N           how long a case waits for what should happen (default 60000;\n"
+    "                        a TSan build waits 4 times as long, an ASan build twice)\n"
     "  -h, --help            this text; catch2 options: --list-tests, -s, \"[tag]\", \"case name\"\n";
 
 struct Options {

@@ -39,7 +39,15 @@ public:
         why = why.substr(why.find_last_of('/') + 1) + ":" + std::to_string(r.getSourceInfo().line) + ": ";
         if (r.hasExpression()) why += r.getExpressionInMacro() + " with " + r.getExpandedExpression();
         if (r.hasMessage()) why += (r.hasExpression() ? "; " : "") + r.getMessage();
-        for (const Catch::MessageInfo &info : stats.infoMessages) why += "; " + info.message;
+        // Catch2 also copies a FAIL's own message into the info messages.
+        bool own_message_seen = !r.hasMessage();
+        for (const Catch::MessageInfo &info : stats.infoMessages) {
+            if (!own_message_seen && info.message == r.getMessage()) {
+                own_message_seen = true;
+                continue;
+            }
+            why += "; " + info.message;
+        }
         first_failure_ = one_line(why);
         return true;
     }
