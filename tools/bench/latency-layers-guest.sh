@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The guest half of latency-layers.sh: the servers start once, then rounds
-# of the four tools in an order that rotates each round; each client's
+# of the six tools in an order that rotates each round; each client's
 # output goes to a file, parsed after it ended (a process starting beside a
 # measured run takes the guest's only vCPU from it).
 set -uo pipefail
 bench=$1 vtable=$2 out=$3 rounds=$4 iters=$5
 : "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+shim=$(dirname "$bench")/twinwire-event-loop-shim.so
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
 export TWINWIRE_CONNECT_TIMEOUT_MS=10000
 export TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-$(cd "$(dirname "$vtable")/../../rdma_plugin" && pwd)}
@@ -32,12 +33,19 @@ vport=$(head -1 "$out/logs/vtable-server.out")
 run() { # log tool; prints the one-way p50 in us
     local log=$1
     case $2 in
-    ib_send_lat-e)
-        timeout 300 "${srv_pin[@]}" ib_send_lat -e -d "$SOFTROCE_SERVER_DEV" -x "$gid" -F -s 64 -n "$iters" >"$log.server" 2>&1 &
+    ib_send_lat-e*)
+        # Both ends wait as an event loop would (the shim says how often).
+        local pre=() wait=${2#ib_send_lat-e}
+        [ -n "$wait" ] && pre=(env LD_PRELOAD="$shim" TW_SHIM_WAIT="${wait#+}")
+        timeout 300 "${pre[@]}" "${srv_pin[@]}" ib_send_lat -e -d "$SOFTROCE_SERVER_DEV" -x "$gid" -F -s 64 -n "$iters" >"$log.server" 2>&1 &
         local spid=$! t
         for t in $(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.1; done
-        timeout 300 "${cli_pin[@]}" ib_send_lat -e -d "$SOFTROCE_CLIENT_DEV" -x "$gid" -F -s 64 -n "$iters" "$srv_ip" >"$log" 2>&1
+        timeout 300 "${pre[@]}" "${cli_pin[@]}" ib_send_lat -e -d "$SOFTROCE_CLIENT_DEV" -x "$gid" -F -s 64 -n "$iters" "$srv_ip" >"$log" 2>&1
         wait "$spid"
+        if [ -n "$wait" ] && ! grep -q "event_loop_shim: [0-9]* waits (${wait#+})" "$log"; then
+            echo "latency-layers: the event-loop shim did not wait in $log" >&2
+            return 1
+        fi
         awk '$1 == 64 && NF >= 5 { v = $5 } END { if (v == "") exit 1; print v }' "$log" ;; # t_typical, the median
     vtable)
         "${cli_pin[@]}" "$vtable" --child lat-bench-client "$srv_ip" "$cli_ip" "$vport" 64 "$iters" >"$log" 2>"$log.err" || return 1
@@ -51,11 +59,11 @@ run() { # log tool; prints the one-way p50 in us
     esac
 }
 
-tools=(ib_send_lat-e vtable bench-zc bench)
+tools=(ib_send_lat-e ib_send_lat-e+epoll ib_send_lat-e+libevent vtable bench-zc bench)
 for t in vtable bench; do run "$out/logs/warm-$t" "$t" >/dev/null; done # first connects resolve the neighbour
 for r in $(seq "$rounds"); do
-    for k in 0 1 2 3; do
-        t=${tools[$(( (k + r - 1) % 4 ))]}
+    for k in "${!tools[@]}"; do
+        t=${tools[$(( (k + r - 1) % ${#tools[@]} ))]}
         if v=$(run "$out/logs/$r-$t" "$t"); then
             printf '%s\t%s\t%s\n' "$r" "$t" "$v" >>"$raw"
         else

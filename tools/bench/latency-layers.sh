@@ -2,6 +2,10 @@
 # 64 B latency layer by layer, in ONE SoftRoCE guest, the tools alternating
 # round by round:
 #   ib_send_lat-e  raw verbs, sleeping on the completion channel (the anchor)
+#   ib_send_lat-e+epoll     the same, both ends waiting in epoll_wait before each
+#   ib_send_lat-e+libevent  completion event, or in a libevent loop turn: what
+#                  any loop-based transport pays (twinwire-event-loop-shim.so,
+#                  LD_PRELOAD)
 #   vtable         the RDMA plugin's C vtable on the framework's libevent loop,
 #                  no Connection, no twinwire-bench (rdma-tests --child lat-bench-*)
 #   bench-zc       twinwire-bench --zero-copy (borrowed receive, lent send buffers)
@@ -35,8 +39,8 @@ bench=$(cd "$(dirname "$1")" 2>/dev/null && pwd -P)/$(basename "$1")
 [ -x "$bench" ] || { echo "latency-layers: $1 is not an executable" >&2; exit 2; }
 tree=$(dirname "$(dirname "$(dirname "$bench")")")
 vtable=$tree/tests/rdma/rdma-tests
-[ -f "$tree/rdma_plugin/twinwire-rdma-abi1.so" ] && [ -x "$vtable" ] ||
-    { echo "SKIP: $tree has no RDMA plugin or rdma-tests (configure with rdma=enabled)"; exit 77; }
+[ -f "$tree/rdma_plugin/twinwire-rdma-abi1.so" ] && [ -x "$vtable" ] && [ -f "$(dirname "$bench")/twinwire-event-loop-shim.so" ] ||
+    { echo "SKIP: $tree has no RDMA plugin or rdma-tests or event-loop shim (configure with rdma=enabled)"; exit 77; }
 for tool in ib_send_lat taskset python3; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (Debian: perftest, python3)"; exit 77; }
 done
@@ -51,7 +55,7 @@ status=$?
 python3 - "$out/raw.tsv" <<'PY'
 import collections, statistics, sys
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1])][1:]
-order = ['ib_send_lat-e', 'vtable', 'bench-zc', 'bench']
+order = ['ib_send_lat-e', 'ib_send_lat-e+epoll', 'ib_send_lat-e+libevent', 'vtable', 'bench-zc', 'bench']
 base = {r: float(v) for r, t, v in rows if t == order[0]}
 vals, ratios = collections.defaultdict(list), collections.defaultdict(list)
 for r, t, v in rows:
