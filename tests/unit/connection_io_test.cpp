@@ -303,8 +303,10 @@ long thread_minor_faults()
 // Reproduces what a streaming server showed: with libevent chains malloc'd per
 // read and freed by the reader, glibc trimmed and re-grew its heap, and about
 // 95 % of the bytes received landed in pages the kernel had just faulted in.
+// Tagged [page-faults]: meson runs it on its own, and only in builds with
+// glibc's allocator (ASan and TSan bring their own, and fault their shadow).
 TEST_CASE("a streaming reader reuses its read memory: the bytes it receives do not land in freshly faulted pages",
-          "[connection][io]")
+          "[connection][io][page-faults]")
 {
     Runtime rt(tcp_config(1));
     rt.start();
