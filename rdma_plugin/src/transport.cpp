@@ -6,6 +6,8 @@
 #include "rdma_core.hpp"
 #include "report.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -22,6 +24,19 @@ int copy_out(const std::string &text, char *buf, size_t len)
 {
     if (buf && len) std::snprintf(buf, len, "%s", text.c_str());
     return static_cast<int>(text.size());
+}
+
+/// Busy polling on a machine with one CPU spins on the CPU that the work it
+/// waits for needs (the peer, SoftRoCE's kernel work): 1.7-6x slower round
+/// trips on one vCPU (docs/benchmarks.md, "Busy polling").  A process pinned
+/// to one CPU of several is the case busy polling is for: no warning.
+std::string busy_poll_warning(const Settings &cfg, long online_cpus)
+{
+    if (!cfg.busy_poll_us || online_cpus != 1) return {};
+    return format("rdma.busy_poll_us is %u on a machine with one CPU: the spinning loop takes that CPU from the work "
+                  "it waits for (the peer, SoftRoCE's kernel work) and slows every round trip; set "
+                  "rdma.busy_poll_us = 0 here (docs/rdma-design.md, section 3)",
+                  cfg.busy_poll_us);
 }
 
 } // namespace
@@ -60,6 +75,8 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
         return rc;
     }
     if (!memlock_warning.empty()) logf(t.get(), TW_LOG_WARN, "%s", memlock_warning.c_str());
+    std::string busy_warning = busy_poll_warning(t->cfg, sysconf(_SC_NPROCESSORS_ONLN));
+    if (!busy_warning.empty()) logf(t.get(), TW_LOG_WARN, "%s", busy_warning.c_str());
     rc = t->devices.open(t->cfg, &reason);
     if (rc) {
         put_why(why, why_len, reason);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
 using namespace std::chrono_literals;
@@ -49,6 +51,21 @@ TEST_CASE("a bad rdma.* value is a configuration error naming the key, the value
     CHECK(why.find("100k") != std::string::npos);
     CHECK(why.find("(test)") != std::string::npos);
     CHECK(why.find("power of two") != std::string::npos);
+}
+
+TEST_CASE("rdma.busy_poll_us on a machine with one CPU is warned about at init, and only there", "[rdma][init]")
+{
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (const char *window : {"0", "200"}) {
+        LogWatch logs;
+        std::string why;
+        auto transport = make_transport({{"rdma.busy_poll_us", window}}, &why);
+        REQUIRE(transport);
+        const bool warned = logs.text().find("rdma.busy_poll_us is 200 on a machine with one CPU") != std::string::npos;
+        INFO("rdma.busy_poll_us = " << window << " with " << cpus << " CPU(s) online; warnings:\n" << logs.text());
+        CHECK(warned == (std::string(window) != "0" && cpus == 1));
+        if (warned) CHECK(logs.text().find("rdma.busy_poll_us = 0 here") != std::string::npos);
+    }
 }
 
 static std::string port_state(const char *dev)
