@@ -28,8 +28,9 @@ int copy_out(const std::string &text, char *buf, size_t len)
 
 /// Busy polling on a machine with one CPU spins on the CPU that the work it
 /// waits for needs (the peer, SoftRoCE's kernel work): 1.7-6x slower round
-/// trips on one vCPU (docs/benchmarks.md, "Busy polling").  A process pinned
-/// to one CPU of several is the case busy polling is for: no warning.
+/// trips on one vCPU (docs/benchmarks.md, "Two vCPUs: the host's idle wake-up,
+/// and busy polling").  A process pinned to one CPU of several is the case
+/// busy polling is for: no warning.
 std::string busy_poll_warning(const Settings &cfg, long online_cpus)
 {
     if (!cfg.busy_poll_us || online_cpus != 1) return {};
