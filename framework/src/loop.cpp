@@ -47,6 +47,7 @@ struct LoopImpl {
     int wake_fd = -1;
     event *wake_ev = nullptr;
     event *wait_limit_ev = nullptr; // bounds the sleep of run_once()
+    uint64_t wait_limit_at_ns = 0;  // when wait_limit_ev fires; 0: not armed
 
     std::vector<PendingSource> sources;
 
@@ -71,7 +72,20 @@ struct LoopImpl {
     }
 
     static void on_wake(evutil_socket_t, short, void *arg) { static_cast<LoopImpl *>(arg)->run_tasks(); }
-    static void on_wait_limit(evutil_socket_t, short, void *) {}
+    static void on_wait_limit(evutil_socket_t, short, void *arg) { static_cast<LoopImpl *>(arg)->wait_limit_at_ns = 0; }
+
+    // A limit already armed to fire within `max_wait_ms` stays: waking
+    // sooner only ends a turn early, and run_until() would otherwise add
+    // and delete the timer on every turn.
+    void arm_wait_limit(int max_wait_ms)
+    {
+        uint64_t now = monotonic_ns();
+        uint64_t at = now + static_cast<uint64_t>(max_wait_ms) * 1000000ull;
+        if (wait_limit_at_ns > now && wait_limit_at_ns <= at) return;
+        struct timeval tv = {max_wait_ms / 1000, (max_wait_ms % 1000) * 1000};
+        evtimer_add(wait_limit_ev, &tv);
+        wait_limit_at_ns = at;
+    }
 
     // Returns true when some transport still holds pending data afterwards.
     bool deliver_pending()
@@ -96,12 +110,8 @@ struct LoopImpl {
             event_base_loop(base, EVLOOP_NONBLOCK);
             return;
         }
-        if (max_wait_ms > 0) {
-            struct timeval tv = {max_wait_ms / 1000, (max_wait_ms % 1000) * 1000};
-            evtimer_add(wait_limit_ev, &tv);
-        }
+        if (max_wait_ms > 0) arm_wait_limit(max_wait_ms);
         event_base_loop(base, EVLOOP_ONCE);
-        if (max_wait_ms > 0) evtimer_del(wait_limit_ev);
     }
 };
 
