@@ -167,6 +167,8 @@ struct tw_conn : twrdma::CmOwner {
     bool host_closed = false;
     bool in_ready = false;
     bool reaped = false;
+    bool in_callback = false; ///< deliver() is in this connection's callback
+    bool pump_due = false;    ///< a data completion or an operation in the callback left work for conn_pump
     int error = 0;
     std::string last_error;
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
@@ -319,6 +321,9 @@ void mark_ready(tw_conn *c);
 uint32_t level_events(const tw_conn *c);
 bool deliverable(const tw_conn *c);
 void deliver(tw_conn *c);
+/// The conn_pump that a completion or an operation in the callback left
+/// for the end of the delivery (tw_conn::pump_due).
+void pump_if_due(tw_conn *c);
 
 // --- conn_setup.cpp: handshakes and teardown -------------------------------
 int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out);

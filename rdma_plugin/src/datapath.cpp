@@ -547,9 +547,10 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
         return;
     }
     c->last_rx_ns = now;
+    bool data = false;
     if (kind == WrKind::Recv) {
         uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xffffff);
-        bool data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
+        data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
         if (data) on_data(c, ntohl(wc.imm_data), now);
         else on_ctrl(c, c->recv_bufs + size_t(index) * kRecvBufSize, wc.byte_len);
         if (c->error) return;
@@ -565,8 +566,23 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
         on_send_done(c);
         rma_on_send_done(c);
     }
+    // Data for a reader that is about to be called: its callback's pump
+    // (in deliver()) does this one's work too, and carries the credits
+    // owed for this message on the reply.
+    if (data && c->in_ready && c->cb && !c->host_closed && (c->interest & TW_EV_READ) && !c->borrowed) {
+        c->pump_due = true;
+        return;
+    }
     conn_pump(c);
     if (c->host_closed) conn_check_linger(c);
+}
+
+/// After a read or write: pump now, or at the end of the connection's
+/// callback when the operation came from it (deliver() pumps then).
+static void pump_after_op(tw_conn *c)
+{
+    if (c->in_callback) c->pump_due = true;
+    else conn_pump(c);
 }
 
 static int not_ready(const tw_conn *c)
@@ -598,7 +614,7 @@ ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt)
         total += want;
     }
     c->rx_head += total;
-    conn_pump(c);
+    pump_after_op(c);
     return static_cast<ssize_t>(total);
 }
 
@@ -636,9 +652,14 @@ ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt)
         total += done;
         if (done < len) break;
     }
-    if (total < want) c->stats.write_would_block += 1;
-    conn_pump(c);
-    if (total < want) post_fence(c);
+    if (total < want) {
+        // Full: post now, and ask for the completion that frees room.
+        c->stats.write_would_block += 1;
+        conn_pump(c);
+        post_fence(c);
+    } else {
+        pump_after_op(c);
+    }
     if (total == 0) return -EAGAIN;
     return static_cast<ssize_t>(total);
 }

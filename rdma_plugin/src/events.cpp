@@ -53,7 +53,24 @@ void deliver(tw_conn *c)
         c->error_pending = false;
     }
     ev |= level_events(c) & c->interest;
-    if (ev) c->cb(c, ev, c->cb_arg);
+    if (ev) {
+        // Reads and writes inside the callback leave their pump to its end:
+        // one pump posts a reply and reports what was read, and several
+        // writes go out as one message.
+        c->in_callback = true;
+        c->cb(c, ev, c->cb_arg);
+        c->in_callback = false;
+    }
+    pump_if_due(c);
+}
+
+void pump_if_due(tw_conn *c)
+{
+    if (!c->pump_due) return;
+    c->pump_due = false;
+    if (c->reaped) return;
+    conn_pump(c);
+    if (c->host_closed) conn_check_linger(c);
 }
 
 } // namespace twrdma

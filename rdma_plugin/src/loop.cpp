@@ -317,7 +317,7 @@ int has_pending(tw_transport_loop *l)
     auto &r = l->ready;
     r.erase(std::remove_if(r.begin(), r.end(),
                            [](tw_conn *c) {
-                               if (deliverable(c)) return false;
+                               if (deliverable(c) || c->pump_due) return false;
                                c->in_ready = false;
                                return true;
                            }),
@@ -351,7 +351,11 @@ int process_pending(tw_transport_loop *l)
     }
     for (size_t i = 0; i < l->ready.size(); ++i) {
         tw_conn *c = l->ready[i];
-        if (c->host_closed || c->reaped || !deliverable(c)) continue;
+        if (c->reaped) continue;
+        if (c->host_closed || !deliverable(c)) {
+            pump_if_due(c); // deferred for a callback that is not coming
+            continue;
+        }
         deliver(c);
         ++called;
     }

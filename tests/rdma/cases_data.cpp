@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
@@ -129,4 +130,58 @@ TEST_CASE("rdma.gid_index chooses the source address a client connects from", "[
     CHECK(to_text(client.local_address()).find(std::string(client_ip) + ":") == 0);
     }
     use_settings({}); // the Env above is gone: the next cases get the defaults
+}
+
+TEST_CASE("writes inside a connection's callback leave as one message when it returns; others leave at once",
+          "[rdma][data]")
+{
+    constexpr int kRequests = 40;
+    constexpr int kPieces = 8;
+    constexpr size_t kPiece = 8;
+    use_settings({});
+    Env env;
+    Server &server = env.listen();
+    server.echo = false;
+    // Each 16-byte request is answered by eight 8-byte writes from the
+    // server's callback.
+    std::string server_trouble; // checked below: no assertion inside a callback
+    server.configure = [&server_trouble](Endpoint &e) {
+        e.on_event = [&server_trouble](Endpoint &ep, uint32_t events) {
+            if (!(events & TW_EV_READ) || (events & TW_EV_ERROR)) return true;
+            char req[16];
+            ssize_t n;
+            while ((n = ep.read(req, sizeof req)) > 0) {
+                if (n != ssize_t(sizeof req)) server_trouble += "a request arrived in pieces; ";
+                for (int i = 0; i < kPieces; ++i) {
+                    char piece[kPiece];
+                    std::memset(piece, 'a' + i, sizeof piece);
+                    if (ep.write(piece, sizeof piece) != ssize_t(sizeof piece)) server_trouble += "a short write; ";
+                }
+            }
+            return false;
+        };
+    };
+    Endpoint &client = env.connect(server);
+    REQUIRE(env.run_until([&] { return client.connected > 0 || client.failed(); }));
+    std::string expected;
+    for (int r = 0; r < kRequests; ++r) {
+        // Outside any callback a write is posted before write() returns
+        // (after the first reply, the peer has named its ring for sure).
+        uint64_t before = client.stats().messages_sent;
+        std::string req(16, char('A' + r % 26));
+        REQUIRE(client.write(req.data(), req.size()) == ssize_t(req.size()));
+        if (r > 0) CHECK(client.stats().messages_sent == before + 1);
+        for (int i = 0; i < kPieces; ++i) expected.append(kPiece, char('a' + i));
+        REQUIRE(env.run_until([&] { return client.failed() || client.received.size() == expected.size(); }));
+    }
+    INFO("client: " << client.describe());
+    REQUIRE_FALSE(client.failed());
+    CHECK(server_trouble == "");
+    CHECK(client.received == expected);
+    REQUIRE(server.endpoints.size() == 1);
+    tw_conn_stats st = server.endpoints[0]->stats();
+    CHECK(st.bytes_sent == uint64_t(kRequests) * kPieces * kPiece);
+    // One message per reply, not one per write.
+    CHECK(st.messages_sent == uint64_t(kRequests));
+    CHECK(env.rule_violations() == "");
 }
