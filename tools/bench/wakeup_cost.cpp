@@ -1,18 +1,22 @@
 // twinwire-wakeup-cost: what small operations cost on this CPU, and what
-// touching memory costs right after a process wakes up.  Under QEMU's TCG
-// (the SoftRoCE guest) a context switch flushes the emulated TLB, so every
-// page a woken process touches costs a page walk in the emulator; this is
-// the measurement behind docs/benchmarks.md's latency breakdown.  Run it on
-// the host and in the guest: tests/softroce/softroce-run -- <this binary>.
+// touching memory and calling functions cost right after a process wakes
+// up.  Under QEMU's TCG (the SoftRoCE guest) a context switch flushes the
+// emulated TLB and the jump cache of translated code, so every page a woken
+// process touches costs a page walk in the emulator, and every function it
+// calls a lookup of its translation; this is the measurement behind
+// docs/benchmarks.md's latency breakdown.  Run it on the host and in the
+// guest: tests/softroce/softroce-run -- <this binary>.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <initializer_list>
+#include <utility>
 
 namespace {
 
@@ -54,9 +58,33 @@ void hot_loops()
     std::printf("indirect call and return: %.1f ns\n", (t1 - t0) / n);
 }
 
+/// Distinct functions, as a transport's layers call them: each its own
+/// code (never merged: the constant differs).
+template <int I> __attribute__((noinline)) int distinct_fn(int x)
+{
+    asm volatile("" : "+r"(x));
+    return x ^ I;
+}
+
+template <int... I> constexpr std::array<int (*)(int), sizeof...(I)> make_functions(std::integer_sequence<int, I...>)
+{
+    return {&distinct_fn<I>...};
+}
+
+constexpr int kMaxFunctions = 1024;
+const auto kFunctions = make_functions(std::make_integer_sequence<int, kMaxFunctions>{});
+
+int call_functions(int n)
+{
+    int x = 0;
+    for (int i = 0; i < n; ++i) x = kFunctions[size_t(i)](x);
+    return x;
+}
+
 /// Two processes pass a byte back and forth over pipes; before each pass
-/// the sender reads one byte from each of `pages` distinct pages.
-double ping_pong_us(int pages, int turns)
+/// the sender reads one byte from each of `pages` distinct pages and calls
+/// `functions` distinct functions.
+double ping_pong_us(int pages, int functions, int turns)
 {
     int there[2], back[2];
     if (pipe(there) != 0 || pipe(back) != 0) return -1;
@@ -71,6 +99,7 @@ double ping_pong_us(int pages, int turns)
         for (int i = 0; i < turns; ++i) {
             if (read(there[0], &c, 1) != 1) _exit(1);
             for (int k = 0; k < pages; ++k) sink = char(sink + mem[size_t(k) * 4096]);
+            sink = char(sink + call_functions(functions));
             if (write(back[1], &c, 1) != 1) _exit(1);
         }
         _exit(0);
@@ -78,6 +107,7 @@ double ping_pong_us(int pages, int turns)
     double t0 = now_ns();
     for (int i = 0; i < turns; ++i) {
         for (int k = 0; k < pages; ++k) sink = char(sink + mem[size_t(k) * 4096]);
+        sink = char(sink + call_functions(functions));
         if (write(there[1], &c, 1) != 1 || read(back[0], &c, 1) != 1) return -1;
     }
     double t1 = now_ns();
@@ -85,6 +115,19 @@ double ping_pong_us(int pages, int turns)
     munmap(const_cast<char *>(mem), len);
     for (int fd : {there[0], there[1], back[0], back[1]}) close(fd);
     return (t1 - t0) / turns / 1000.0;
+}
+
+/// The round trip with `pages` pages touched or `functions` functions called
+/// per side and turn, best of three runs.
+double best_round_trip_us(int pages, int functions)
+{
+    double best = 1e18;
+    for (int r = 0; r < 3; ++r) {
+        double us = ping_pong_us(pages, functions, 10000);
+        if (us < 0) return -1;
+        if (us < best) best = us;
+    }
+    return best;
 }
 
 } // namespace
@@ -95,14 +138,10 @@ int main()
     const int sizes[] = {0, 100, 200, 400};
     double first = 0, last = 0;
     for (int pages : sizes) {
-        double best = 1e18;
-        for (int r = 0; r < 3; ++r) {
-            double us = ping_pong_us(pages, 10000);
-            if (us < 0) {
-                std::perror("ping-pong");
-                return 1;
-            }
-            if (us < best) best = us;
+        double best = best_round_trip_us(pages, 0);
+        if (best < 0) {
+            std::perror("ping-pong");
+            return 1;
         }
         std::printf("round trip between two processes, %d pages touched per side and turn: %.2f us (best of 3)\n",
                     pages, best);
@@ -110,5 +149,20 @@ int main()
         last = best;
     }
     std::printf("each page touched after a wake-up: %.0f ns\n", (last - first) * 1000.0 / (2.0 * sizes[3]));
+    const int counts[] = {0, 256, 512, kMaxFunctions};
+    for (int functions : counts) {
+        double best = best_round_trip_us(0, functions);
+        if (best < 0) {
+            std::perror("ping-pong");
+            return 1;
+        }
+        std::printf("round trip between two processes, %d distinct functions called per side and turn: %.2f us "
+                    "(best of 3)\n",
+                    functions, best);
+        if (functions == counts[0]) first = best;
+        last = best;
+    }
+    std::printf("each distinct function called after a wake-up: %.0f ns\n",
+                (last - first) * 1000.0 / (2.0 * kMaxFunctions));
     return 0;
 }
