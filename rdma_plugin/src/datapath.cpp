@@ -566,10 +566,10 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
         on_send_done(c);
         rma_on_send_done(c);
     }
-    // Data for a reader that is about to be called: its callback's pump
-    // (in deliver()) does this one's work too, and carries the credits
-    // owed for this message on the reply.
-    if (data && c->in_ready && c->cb && !c->host_closed && (c->interest & TW_EV_READ) && !c->borrowed) {
+    // Data for a connection whose callback is about to run: the pump at
+    // its end (deliver()) does this one's work too, and carries the
+    // credits owed for this message on the reply.
+    if (data && c->in_ready && deliverable(c)) {
         c->pump_due = true;
         return;
     }

@@ -130,39 +130,34 @@ double best_round_trip_us(int pages, int functions)
     return best;
 }
 
+/// Round trips with 0 .. counts[3] of one thing per side and turn (pages
+/// touched, or functions called), then its cost per item.  False on error.
+bool cost_per_item(const int (&counts)[4], bool functions, const char *per_turn, const char *per_item)
+{
+    double first = 0, last = 0;
+    for (int n : counts) {
+        double best = functions ? best_round_trip_us(0, n) : best_round_trip_us(n, 0);
+        if (best < 0) {
+            std::perror("ping-pong");
+            return false;
+        }
+        std::printf("round trip between two processes, %d %s per side and turn: %.2f us (best of 3)\n", n, per_turn,
+                    best);
+        if (n == counts[0]) first = best;
+        last = best;
+    }
+    std::printf("each %s after a wake-up: %.0f ns\n", per_item, (last - first) * 1000.0 / (2.0 * counts[3]));
+    return true;
+}
+
 } // namespace
 
 int main()
 {
     hot_loops();
-    const int sizes[] = {0, 100, 200, 400};
-    double first = 0, last = 0;
-    for (int pages : sizes) {
-        double best = best_round_trip_us(pages, 0);
-        if (best < 0) {
-            std::perror("ping-pong");
-            return 1;
-        }
-        std::printf("round trip between two processes, %d pages touched per side and turn: %.2f us (best of 3)\n",
-                    pages, best);
-        if (pages == sizes[0]) first = best;
-        last = best;
-    }
-    std::printf("each page touched after a wake-up: %.0f ns\n", (last - first) * 1000.0 / (2.0 * sizes[3]));
-    const int counts[] = {0, 256, 512, kMaxFunctions};
-    for (int functions : counts) {
-        double best = best_round_trip_us(0, functions);
-        if (best < 0) {
-            std::perror("ping-pong");
-            return 1;
-        }
-        std::printf("round trip between two processes, %d distinct functions called per side and turn: %.2f us "
-                    "(best of 3)\n",
-                    functions, best);
-        if (functions == counts[0]) first = best;
-        last = best;
-    }
-    std::printf("each distinct function called after a wake-up: %.0f ns\n",
-                (last - first) * 1000.0 / (2.0 * kMaxFunctions));
+    const int pages[] = {0, 100, 200, 400};
+    const int functions[] = {0, 256, 512, kMaxFunctions};
+    if (!cost_per_item(pages, false, "pages touched", "page touched")) return 1;
+    if (!cost_per_item(functions, true, "distinct functions called", "distinct function called")) return 1;
     return 0;
 }
