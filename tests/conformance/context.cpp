@@ -6,8 +6,7 @@
 
 #include <cstdlib>
 
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "run_session.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -74,7 +73,7 @@ int run_cases(int argc, char **argv, TransportContext &ctx)
         args.insert(args.begin() + 1, "NoTests");
         args.insert(args.begin() + 1, "-w");
     }
-    int rc = Catch::Session().run(static_cast<int>(args.size()), args.data());
+    int rc = twinwire::test::run_catch_session(static_cast<int>(args.size()), args.data());
     release_transport();
     set_context(nullptr);
     return rc;

@@ -4,7 +4,6 @@
 // with a minimal host table (tests/plugin_host_fake.hpp).  Run twice: as is (rdma-core installed), and by
 // without_rdma_core.sh with libibverbs.so.1 or librdmacm.so.1 hidden, which
 // sets TW_TEST_HIDDEN_SONAME and selects the [without-rdma-core] cases.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include "../child_output.hpp"

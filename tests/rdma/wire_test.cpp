@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // rdma-wire-tests: the plugin's pure pieces, no device needed - the wire
 // format's validation, the rdma.* settings and the error texts.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include "port_links.hpp"

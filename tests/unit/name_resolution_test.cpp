@@ -4,7 +4,6 @@
 // takes IPv4 and IPv6 clients.  Runs in a private mount namespace whose
 // /etc/hosts gives `localhost` both ::1 and 127.0.0.1 and whose
 // /etc/resolv.conf names a server that is not there: no network is used.
-#define CATCH_CONFIG_RUNNER
 #include "socket_client.hpp"
 #include "tcp_config.hpp"
 
@@ -12,10 +11,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "run_session.hpp"
+
 #include <sched.h>
 #include <sys/mount.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 using namespace twinwire;
@@ -194,5 +196,5 @@ int main(int argc, char **argv)
         std::printf("SKIP: %s\n", why.c_str());
         return 77;
     }
-    return Catch::Session().run(argc, argv);
+    return twinwire::test::run_catch_session(argc, argv);
 }

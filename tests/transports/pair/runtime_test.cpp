@@ -2,7 +2,6 @@
 // A daemon's test as its authors would write it: server and clients in one
 // process over `transport = pair`, through the public C++ API, several
 // loops, checksummed echo, and proof that pair (not a TCP fallback) ran.
-#define CATCH_CONFIG_MAIN
 #include "payload.hpp" // tests/conformance: payloads and their checksum
 
 #include <twinwire/runtime.hpp>
