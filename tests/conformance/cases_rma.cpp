@@ -298,17 +298,19 @@ TEST_CASE("RMA after revoke is refused, revoke's callback runs later, and a writ
     std::string memory = make_payload(65536, 5);
     RmaExposurePtr exposure;
     bool revoke_done = false;
+    // Here, not in the handler: the callback reads it after the handler returned.
+    bool inside_revoke = false;
     std::string after_revoke;
     serve_exposure(rig, memory, RmaAccess::read_write, exposure, [&](Connection &conn, const std::string &line) {
         if (line == "REVOKE") {
-            bool inside = true;
+            inside_revoke = true;
             CHECK(exposure->revoke([&] {
-                CHECK_FALSE(inside); // never from inside revoke()
+                CHECK_FALSE(inside_revoke); // never from inside revoke()
                 revoke_done = true;
                 after_revoke = memory;
                 conn.write("REVOKED\n");
             }));
-            inside = false;
+            inside_revoke = false;
             CHECK_FALSE(exposure->active());
             CHECK_FALSE(exposure->revoke()); // once
         } else {
