@@ -31,8 +31,25 @@ def strip_templates(text):
     return ''.join(out)
 
 
+def drop_decltype_return(symbol):
+    """A template's return type written `decltype (...)` (unoptimised builds
+    export such standard-library instantiations): the symbol after it."""
+    if not symbol.startswith('decltype ('):
+        return symbol
+    depth = 0
+    for i, ch in enumerate(symbol):
+        if ch == '(':
+            depth += 1
+        elif ch == ')':
+            depth -= 1
+            if depth == 0:
+                return symbol[i + 1:].lstrip()
+    return symbol
+
+
 def entity(symbol):
     """The defined name of a demangled symbol: up to its parameter list."""
+    symbol = drop_decltype_return(symbol)
     depth = 0
     for i, ch in enumerate(symbol):
         if ch == '<':
