@@ -38,12 +38,9 @@ def drop_decltype_return(symbol):
         return symbol
     depth = 0
     for i, ch in enumerate(symbol):
-        if ch == '(':
-            depth += 1
-        elif ch == ')':
-            depth -= 1
-            if depth == 0:
-                return symbol[i + 1:].lstrip()
+        depth += {'(': 1, ')': -1}.get(ch, 0)
+        if ch == ')' and depth == 0:
+            return symbol[i + 1:].lstrip()
     return symbol
 
 
