@@ -2,6 +2,7 @@
 // Env and Server: the loops of one case, its listeners and connections.
 #include "harness.hpp"
 #include "needs.hpp"
+#include "../sanitizer_stretch.hpp"
 
 #include <unistd.h>
 
@@ -17,28 +18,6 @@ namespace {
 
 std::atomic<long long> g_wait_ms{60000};
 
-/// Sanitized builds run 10-20 times slower (TSan moves 64 MiB through
-/// fault over pair in 25-30 s on an idle host).  The wait bounds hangs and
-/// is no timing assertion, so it stretches with them.
-constexpr long long wait_stretch()
-{
-#if defined(__SANITIZE_THREAD__)
-    return 4;
-#elif defined(__SANITIZE_ADDRESS__)
-    return 2;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-    return 4;
-#elif __has_feature(address_sanitizer)
-    return 2;
-#else
-    return 1;
-#endif
-#else
-    return 1;
-#endif
-}
-
 /// Ports for transports without listener_addr: spread by pid so that
 /// parallel runs rarely meet, then counting up.
 uint16_t next_free_port_guess()
@@ -49,7 +28,8 @@ uint16_t next_free_port_guess()
 
 } // namespace
 
-std::chrono::milliseconds wait_limit() { return std::chrono::milliseconds(g_wait_ms.load() * wait_stretch()); }
+// The wait bounds hangs and is no timing assertion: it stretches with a sanitized build.
+std::chrono::milliseconds wait_limit() { return std::chrono::milliseconds(g_wait_ms.load() * twinwire::test::sanitizer_stretch()); }
 void set_wait_limit(std::chrono::milliseconds limit) { g_wait_ms = limit.count(); }
 
 /// One loop with everything that lives on it.  Loop 0 is owned by the test

@@ -2,6 +2,7 @@
 // How connections end: a peer's half-close does not cut the replies off
 // (issue 11 item 6), and an exception from application code ends only its
 // own connection (the loop, the listener and the other clients go on).
+#include "../sanitizer_stretch.hpp"
 #include "log_capture.hpp"
 #include "socket_client.hpp"
 #include "tcp_config.hpp"
@@ -203,8 +204,12 @@ TEST_CASE("close() keeps flushing to a peer that reads slowly but steadily for l
     // after its last request and then read at its own pace lost the replies
     // still queued when shutdown_timeout_ms ran out, although it never
     // stopped reading.  The bound is on a stall, not on a slow reader.
+    // Sanitized builds stretch the timeout and the reader's pace alike: on a
+    // busy host a TSan process can sit still for 500 ms (CI, 2026-11-29).
+    const auto stall_limit = 500ms * twinwire::test::sanitizer_stretch();
+    const auto pause = 4ms * twinwire::test::sanitizer_stretch();
     Config config = tcp_config(1);
-    config.set("shutdown_timeout_ms", "500");
+    config.set("shutdown_timeout_ms", std::to_string(stall_limit.count()));
     Runtime rt(config);
     rt.start();
     const size_t reply_size = 32u << 20;
@@ -221,12 +226,12 @@ TEST_CASE("close() keeps flushing to a peer that reads slowly but steadily for l
     });
     std::string got;
     auto started = std::chrono::steady_clock::now();
-    serve_while(rt, [&] { got = read_slowly_after_request(listener->port(), 64 * 1024, 4ms); });
+    serve_while(rt, [&] { got = read_slowly_after_request(listener->port(), 64 * 1024, pause); });
     auto took = std::chrono::steady_clock::now() - started;
     INFO("the reader took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                             << " ms; the server ended with: " << server_end.reason);
     // The case means something only if the drain outlasted the timeout.
-    CHECK(took > 2 * 500ms);
+    CHECK(took > 2 * stall_limit);
     REQUIRE(got.size() == reply_size);
     size_t wrong = 0;
     for (size_t i = 0; i < got.size(); i += 4096) wrong += got[i] != static_cast<char>('a' + (i / 4096) % 26);
