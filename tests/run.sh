@@ -69,7 +69,7 @@ prepare_guest() {
 # The sanitizer builds: host suites only, never the guest.
 extra_options() { # kind
   case $1 in
-  # Unoptimised: UBSan's checks make -O2 compile five times slower (22 of the
+  # Unoptimised: UBSan's checks make -O2 compile 4-5 times slower (22 of the
   # run's 57 minutes went to this build), and -O0 removes none of their checks.
   asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Drdma=disabled -Dsoftroce=disabled" ;;
   tsan) echo "-Db_sanitize=thread -Drdma=disabled -Dsoftroce=disabled" ;;
