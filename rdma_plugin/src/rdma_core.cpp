@@ -4,8 +4,8 @@
 // that load_rdma_core() resolves with dlvsym at init.  The call sites keep
 // the plain rdma-core names; verbs that the headers inline through the
 // context's ops (ibv_post_send, ibv_poll_cq, ...) need nothing.  The link
-// has no -libverbs / -lrdmacm and -z defs, so a call to a function missing
-// from the table below fails the build instead of the load.
+// has no -libverbs / -lrdmacm and -z defs (plugin_link_args), so a call to
+// a function missing from the table below fails the build, not the load.
 #include "rdma_core.hpp"
 
 #include "report.hpp"

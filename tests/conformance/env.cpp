@@ -76,6 +76,19 @@ Env::Env(unsigned loops) : transport_(conformance::transport())
 
 Env::~Env()
 {
+    // A case's callbacks capture its locals by reference, and those (declared
+    // after the Env) are gone by now: what closing delivers, and connections
+    // still being handed over, get the default handling only.
+    for (unsigned i = 0; i < slots_.size(); i++) {
+        Slot &slot = *slots_[i];
+        on_loop(i, [&slot] {
+            for (auto &s : slot.servers) s->configure = nullptr;
+            for (auto &e : slot.endpoints) {
+                e->on_event = nullptr;
+                e->on_received = nullptr;
+            }
+        });
+    }
     for (unsigned i = static_cast<unsigned>(slots_.size()); i-- > 0;) stop_slot(*slots_[i], i);
 }
 
@@ -220,7 +233,7 @@ std::string Env::rule_violations()
 }
 
 Server::Server(Env &env, unsigned loop, unsigned target, const sockaddr_storage &addr, uint32_t flags)
-    : env_(env), loop_(loop), target_(target)
+    : env_(env), target_(target)
 {
     tw_listen_params p{};
     p.size = sizeof p;

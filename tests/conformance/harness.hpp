@@ -159,7 +159,6 @@ private:
     void hand_over(tw_conn *conn);
 
     Env &env_;
-    unsigned loop_;
     unsigned target_;
     tw_listener *listener_ = nullptr;
     /// False once the Server is gone: a hand-over still posted then only closes.

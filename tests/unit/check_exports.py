@@ -44,9 +44,20 @@ def drop_decltype_return(symbol):
     return symbol
 
 
+def returned_pointer_name(symbol):
+    """A function returning a pointer to a function or member is demangled
+    `R (C::* name<...>(args))(params)` (clang exports std::forward so): its
+    name, or None."""
+    m = re.match(r'[\w:\s]*\((?:[\w:]*::)?\*+&*\s*([\w:~]+)\(', strip_templates(symbol))
+    return m.group(1) if m else None
+
+
 def entity(symbol):
     """The defined name of a demangled symbol: up to its parameter list."""
     symbol = drop_decltype_return(symbol)
+    named = returned_pointer_name(symbol)
+    if named:
+        return named
     depth = 0
     for i, ch in enumerate(symbol):
         if ch == '<':
@@ -92,11 +103,15 @@ for sym in symbols:
     for p in PREFIXES:
         if name.startswith(p):
             name = name[len(p):]
+    # The typeinfo of a function type, `void (int)`: clang's UBSan
+    # (-fsanitize=function) emits one for each type called through a pointer.
+    if sym.startswith('typeinfo') and name.endswith(')'):
+        continue
     if name in LINKER:
         continue
     name = entity(name)
     refs = re.findall(r'twinwire::((?:\w+::)*\w+)', name)
-    if not refs and not re.search(r'(^|[\s<,])(std|__gnu_cxx)::', name) and not name.startswith(STD):
+    if not refs and not re.search(r'(^|[\s<,(])(std|__gnu_cxx)::', name) and not name.startswith(STD):
         leaks.append(sym)  # a C symbol or a non-twinwire C++ one
         continue
     for ref in refs:

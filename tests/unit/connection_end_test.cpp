@@ -212,11 +212,11 @@ TEST_CASE("close() keeps flushing to a peer that reads slowly but steadily for l
     config.set("shutdown_timeout_ms", std::to_string(stall_limit.count()));
     Runtime rt(config);
     rt.start();
-    const size_t reply_size = 32u << 20;
+    static constexpr size_t reply_size = 32u << 20;
     CloseInfo server_end;
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
         c->on_data([](Connection &, Buffer &in) { in.drain(in.size()); });
-        c->on_eof([reply_size](Connection &conn) {
+        c->on_eof([](Connection &conn) {
             std::string reply(reply_size, 'r');
             for (size_t i = 0; i < reply.size(); i += 4096) reply[i] = static_cast<char>('a' + (i / 4096) % 26);
             conn.write(reply);

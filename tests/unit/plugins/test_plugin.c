@@ -40,6 +40,8 @@ static int t_init(const struct tw_host *host, tw_transport **out, char *why, siz
 {
     (void)host;
     (void)out;
+    (void)why;
+    (void)why_len;
 #ifdef VARIANT_NEEDS_GONE
     tw_test_gone_function();
 #endif
