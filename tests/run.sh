@@ -70,16 +70,19 @@ prepare_guest() {
 
 # The Meson options of each extra build; none of them boots the guest.
 # b_lundef=false (asan, fuzz): clang links its sanitizer run-time into
-# executables only.
+# executables only. The sanitizer builds keep line tables only (-g1,
+# -gline-tables-only): their reports still name file and line, and full
+# debug information cost a quarter to a third of their compile time.
 extra_options() { # kind
+  local lines="-Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only"
   case $1 in
   # Unoptimised: UBSan's checks make -O2 compile 4-5 times slower (22 of the
   # run's 57 minutes went to this build), and -O0 removes none of their checks.
-  asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Db_lundef=false -Drdma=disabled -Dsoftroce=disabled" ;;
-  tsan) echo "-Db_sanitize=thread -Drdma=disabled -Dsoftroce=disabled" ;;
+  asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Db_lundef=false $lines -Drdma=disabled -Dsoftroce=disabled" ;;
+  tsan) echo "-Db_sanitize=thread -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 -Drdma=disabled -Dsoftroce=disabled" ;;
   abi2) echo "-Dc_args=-DTW_ABI_MAJOR=2 -Dcpp_args=-DTW_ABI_MAJOR=2 -Doptimization=0 -Drdma=disabled -Dsoftroce=disabled" ;;
   # RDMA stays on: its fuzz targets need the plugin's sources (never a device).
-  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dsoftroce=disabled" ;;
+  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false $lines -Dsoftroce=disabled" ;;
   esac
 }
 
@@ -103,17 +106,17 @@ for t in json.load(sys.stdin):
         print(os.path.relpath(t["filename"][0], sys.argv[1]))' "$1"
 }
 
-# The files the tests of the given suites need built (their executables and
-# depends): an extra build compiles nothing else.
-suite_targets() { # dir suite...
+# The files some tests need built (their executables and depends), the tests
+# picked by suite or by name: an extra build compiles nothing else.
+needed_targets() { # dir --suite|--name NAME...
   meson introspect "$1" --tests --targets |
     python3 -c 'import json, os, sys
 info = json.load(sys.stdin)
 by_id = {t["id"]: t for t in info["targets"]}
-wanted = set(sys.argv[2:])
+by_suite, names = sys.argv[2] == "--suite", set(sys.argv[3:])
 files = set()
 for t in info["tests"]:
-    if wanted & {s.split(":")[-1] for s in t["suite"]}:
+    if (names & {s.split(":")[-1] for s in t["suite"]}) if by_suite else t["name"] in names:
         for dep in t["depends"]:
             files.update(os.path.relpath(f, os.path.abspath(sys.argv[1])) for f in by_id[dep]["filename"])
 print("\n".join(sorted(files)))' "$@"
@@ -156,8 +159,8 @@ build_extra() { # kind
   ninja -C "$dir" build.ninja >/dev/null || { echo "$dir: meson regeneration failed" >"$failed"; return; }
   case $kind in
   fuzz) targets=$(fuzz_targets "$dir") ;;
-  abi2) targets=$(suite_targets "$dir" unit) ;;
-  *) targets=$(suite_targets "$dir" "${host_suites[@]}") ;;
+  abi2) targets=$(needed_targets "$dir" --name unit) ;;
+  *) targets=$(needed_targets "$dir" --suite "${host_suites[@]}") ;;
   esac
   if [ -z "$targets" ]; then
     if [ "$kind" = fuzz ]; then
