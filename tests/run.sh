@@ -130,14 +130,13 @@ extra_compiler() { # kind
 }
 
 # A build directory made by another compiler is made again (Meson keeps the
-# compiler a directory was set up with).
+# compiler a directory was set up with; its log names it, "(gcc 12.2.0 ...").
 drop_if_other_compiler() { # dir compiler
   local have
   [ -f "$1/meson-private/coredata.dat" ] || return 0
-  have=$(meson introspect "$1" --compilers 2>/dev/null |
-    python3 -c 'import json, sys; print(json.load(sys.stdin).get("host", {}).get("cpp", {}).get("id", ""))')
-  [ "$have" = "$2" ] && return 0
-  echo "$1 was set up with ${have:-another compiler}, not $2: setting it up again"
+  have=$(sed -n 's/^C++ compiler for the host machine: [^(]*(\([a-z]*\) .*/\1/p' "$1/meson-logs/meson-log.txt" 2>/dev/null | head -1)
+  [ -z "$have" ] || [ "$have" = "$2" ] && return 0
+  echo "$1 was set up with $have, not $2: setting it up again"
   rm -rf "$1"
 }
 
