@@ -214,6 +214,9 @@ test_extra() { # kind
 # $build/extra-builds.log, shown once they are done.
 start_extra_builds() {
   [ -n "$extra_builds" ] || return 0
+  # Its own process group (job control on for this one job), so that
+  # stop_extra_builds reaches every compiler.
+  set -m
   (
     chrt --idle -p 0 $BASHPID >/dev/null 2>&1 || renice -n 19 -p $BASHPID >/dev/null
     ionice -c 3 -p $BASHPID 2>/dev/null
@@ -225,8 +228,9 @@ start_extra_builds() {
       echo "$kind compiled in $(($(date +%s) - t1))s"
     done
     echo "extra builds compiled in $(($(date +%s) - t0))s, in the background"
-  ) >"$build/extra-builds.log" 2>&1 &
+  ) </dev/null >"$build/extra-builds.log" 2>&1 &
   extras_pid=$!
+  set +m
 }
 
 finish_extra_builds() {
@@ -236,11 +240,10 @@ finish_extra_builds() {
   cat "$build/extra-builds.log"
 }
 
-# An interrupted run leaves no compiler behind (ninja stops its own).
+# An interrupted run leaves no compiler behind.
 stop_extra_builds() {
   [ -n "$extras_pid" ] || return 0
-  pkill -TERM -P "$extras_pid"
-  kill "$extras_pid" 2>/dev/null
+  kill -TERM -- "-$extras_pid" 2>/dev/null
 }
 
 # A stale log from an earlier run must never be counted.
