@@ -68,21 +68,28 @@ prepare_guest() {
   tests/softroce/softroce-run --setup || echo "no SoftRoCE guest here: the RDMA tests will skip or fail, saying why"
 }
 
+# Meson options for line tables only: flag is the compiler's (-g1, -gline-tables-only).
+line_tables_only() { # flag
+  echo "-Ddebug=false -Dc_args=$1 -Dcpp_args=$1"
+}
+
 # The Meson options of each extra build; none of them boots the guest.
 # b_lundef=false (asan, fuzz): clang links its sanitizer run-time into
 # executables only. The sanitizer builds keep line tables only (-g1,
 # -gline-tables-only): their reports still name file and line, and full
 # debug information cost a quarter to a third of their compile time.
 extra_options() { # kind
-  local lines="-Ddebug=false -Dc_args=-gline-tables-only -Dcpp_args=-gline-tables-only"
+  local clang_lines gcc_lines
+  clang_lines=$(line_tables_only -gline-tables-only)
+  gcc_lines=$(line_tables_only -g1)
   case $1 in
   # Unoptimised: UBSan's checks make -O2 compile 4-5 times slower (22 of the
   # run's 57 minutes went to this build), and -O0 removes none of their checks.
-  asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Db_lundef=false $lines -Drdma=disabled -Dsoftroce=disabled" ;;
-  tsan) echo "-Db_sanitize=thread -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 -Drdma=disabled -Dsoftroce=disabled" ;;
+  asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Db_lundef=false $clang_lines -Drdma=disabled -Dsoftroce=disabled" ;;
+  tsan) echo "-Db_sanitize=thread $gcc_lines -Drdma=disabled -Dsoftroce=disabled" ;;
   abi2) echo "-Dc_args=-DTW_ABI_MAJOR=2 -Dcpp_args=-DTW_ABI_MAJOR=2 -Doptimization=0 -Drdma=disabled -Dsoftroce=disabled" ;;
   # RDMA stays on: its fuzz targets need the plugin's sources (never a device).
-  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false $lines -Dsoftroce=disabled" ;;
+  fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false $clang_lines -Dsoftroce=disabled" ;;
   esac
 }
 
@@ -122,9 +129,10 @@ for t in info["tests"]:
 print("\n".join(sorted(files)))' "$@"
 }
 
-# The compiler of an extra build. clang for the sanitizer builds: with ASan
-# + UBSan at -O0 it compiles this tree in about half of gcc's time, and
-# libFuzzer is clang's.
+# The compiler of an extra build. clang for ASan + UBSan (at -O0 it compiles
+# this tree in about half of gcc's time) and for libFuzzer, which is clang's;
+# TSan stays with gcc (clang's static TSan run-time defines operator new,
+# which the unit test of allocation failure replaces).
 extra_compiler() { # kind
   case $1 in asan | fuzz) echo clang ;; *) echo gcc ;; esac
 }
@@ -143,17 +151,14 @@ drop_if_other_compiler() { # dir compiler
 # Configures and compiles one extra build, only what its tests run. A failure
 # is written to $build/extra-$kind.failed, which test_extra reports.
 build_extra() { # kind
-  local kind=$1 dir=$build-$1 failed=$build/extra-$1.failed compiler targets
-  rm -f "$failed"
+  local kind=$1 dir=$build-$1 failed=$build/extra-$1.failed compiler cxx targets
   compiler=$(extra_compiler "$kind")
+  cxx=g++
+  [ "$compiler" = clang ] && cxx=clang++
   drop_if_other_compiler "$dir" "$compiler"
-  if [ "$compiler" = clang ]; then
-    # shellcheck disable=SC2046 # option lists
-    CC=clang CXX=clang++ configure "$dir" $(extra_options "$kind")
-  else
-    # shellcheck disable=SC2046 # option lists
-    configure "$dir" $(extra_options "$kind")
-  fi || { echo "$dir: meson configuration failed" >"$failed"; return; }
+  # shellcheck disable=SC2046 # option lists
+  CC=$compiler CXX=$cxx configure "$dir" $(extra_options "$kind") ||
+    { echo "$dir: meson configuration failed" >"$failed"; return; }
   # After `meson configure` the target list is stale until regenerated.
   ninja -C "$dir" build.ninja >/dev/null || { echo "$dir: meson regeneration failed" >"$failed"; return; }
   case $kind in
