@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "json_writer.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -96,9 +97,11 @@ JsonWriter &JsonWriter::value(double number)
         out_ += "null";
         return *this;
     }
+    // The shortest text that reads back as the same double: a reader can check
+    // exact relations (one way = round trip / 2) that rounded digits would break.
     char text[64];
-    std::snprintf(text, sizeof text, "%.9g", number);
-    out_ += text;
+    const std::to_chars_result end = std::to_chars(text, text + sizeof text, number);
+    out_.append(text, end.ptr);
     return *this;
 }
 
