@@ -15,7 +15,12 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/kvd-service.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 . "$(dirname "$0")/tap.sh"
 
-out=$("$(dirname "$0")/notify_manager.py" "$WORK" "$KVD" --port 0 --transport tcp --log-file "$WORK/kvd.log")
+# gcc 12's TSan run-time drops a few in a hundred SIGTERMs that arrive right
+# after READY (notify_manager.py says more): under it, and only there, the
+# manager sends SIGTERM again every 5 s until STOPPING=1 comes.
+resend=()
+if ldd "$KVD" 2>/dev/null | grep -q 'libtsan\.so'; then resend=(--resend 5); fi
+out=$("$(dirname "$0")/notify_manager.py" "${resend[@]}" "$WORK" "$KVD" --port 0 --transport tcp --log-file "$WORK/kvd.log")
 pid=$(sed -n 's/^pid=//p' <<<"$out")
 ready=$(sed -n 's/^datagram=//p' <<<"$out" | head -1)
 stopping=$(sed -n 's/^datagram=//p' <<<"$out" | sed -n 2p)
@@ -24,6 +29,14 @@ has "the daemon sends READY=1 once it serves, with STATUS naming the transport" 
 has "the READY datagram names the daemon's own pid as MAINPID" "$ready" "\|MAINPID=$pid\$"
 has "SIGTERM: the daemon sends STOPPING=1 and exits 0" "$stopping|$(sed -n 's/^exit=//p' <<<"$out")" \
     '^STOPPING=1\|STATUS=stopped\|0$'
+sigterms=$(sed -n 's/^sigterms=//p' <<<"$out")
+if [ "$sigterms" = 1 ]; then
+    ok "one SIGTERM was enough"
+elif [ ${#resend[@]} -gt 0 ] && [ -n "$sigterms" ]; then
+    ok "one SIGTERM was enough # SKIP under TSan $sigterms were sent: its run-time dropped the first"
+else
+    not_ok "one SIGTERM was enough (sent: '${sigterms}')" "$out"
+fi
 
 # The unit as meson configures it, with ExecStart pointing at this build's daemon.
 unit="$WORK/twinwire-kvd.service"
