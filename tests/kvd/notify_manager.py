@@ -7,10 +7,10 @@
 # sigterms=N (how many were sent), exit=N.
 #
 # --resend S: send SIGTERM again every S seconds until STOPPING=1 comes.  Only
-# for a daemon built with gcc 12's ThreadSanitizer, whose run-time drops about
-# a few in a hundred SIGTERMs sent right after the READY datagram to a busy
+# for a daemon built with gcc 12's ThreadSanitizer, whose run-time drops a
+# few in a hundred SIGTERMs sent right after the READY datagram to a busy
 # single-threaded libevent loop (a 30-line libevent program without twinwire
-# shows the same; without TSan none is lost in thousands of runs).
+# shows the same; without TSan none was lost in hundreds of runs).
 #
 #   notify_manager.py [--resend S] WORKDIR COMMAND [ARGS...]
 import os

@@ -72,8 +72,8 @@ TEST_CASE("the JSON writer separates members and escapes strings", "[json]")
 
 TEST_CASE("the JSON writer prints numbers that read back as the same double", "[json]")
 {
-    // A mean of 1 000 round trips over 200 us: nine significant digits rounded
-    // one way = round trip / 2 differently in its two members (check_local.sh).
+    // A mean over 200 us with 6 decimals: rounded to nine significant digits,
+    // mean and one way (half of it) broke check_local.sh's exact halving.
     const double mean_us = 123456.789 / 1000.0 + 100.0, one_way_us = mean_us / 2;
     for (double x : {mean_us, one_way_us, 0.1, 1e-300, 1.7976931348623157e308, 123456789012.345}) {
         JsonWriter j;
