@@ -59,7 +59,7 @@ def rounds_plot(out, title, ylabel, goal, groups, tmp):
         'set xtics nomirror',
         'set bmargin 4',
         'set grid ytics',
-        'set key outside right top',
+        'set key outside top center horizontal',
         'set style fill solid 0.25 border -1',
         'set boxwidth 0.5',
         "plot '%s' using 1:2:xtic(3) with boxes title 'median of rounds', \\" % mfile,
