@@ -18,6 +18,7 @@ import csv
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -170,11 +171,16 @@ def main():
     p.add_argument('--data', default=os.path.join(ROOT, 'docs', 'data'))
     p.add_argument('--out', default=os.path.join(ROOT, 'docs'))
     args = p.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        streaming(tmp)
-        latency(tmp)
-        tcp(tmp)
-        zero_copy(tmp)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            streaming(tmp)
+            latency(tmp)
+            tcp(tmp)
+            zero_copy(tmp)
+    except (OSError, subprocess.CalledProcessError, KeyError, statistics.StatisticsError) as e:
+        # A missing or malformed data file, or gnuplot missing or failing.
+        sys.exit('plot_benchmarks: %s' % e)
 
 
 if __name__ == '__main__':
