@@ -10,7 +10,8 @@ not in gnuplot-nox):
   tcp-latency.png            64 B one-way latency against sockperf and libevent
   zero-copy.png              zero copy / copying path, per transport and size
 Each plot shows every round, not only the medians: round by round is what the
-goals of issue 14 are stated in.  Not run by meson (docs/benchmarks.md).
+goals of issue 14 are stated in.  The bench suite runs it on docs/data
+(tests/check_plots.sh); the plots are shown in docs/benchmarks.md.
 """
 import argparse
 import collections
@@ -84,9 +85,9 @@ def streaming(tmp):
         for test, label in (('bw4k', '4 KiB'), ('bw64k', '64 KiB'), ('bw64k-500', '64 KiB, first 32 MiB')):
             ratios = []
             for run in runs:
-                rows = [dict(r, key=r['tool']) for r in read_rows(os.path.join(args.data, 'perftest-run-%s.tsv' % run))
+                rows = [r for r in read_rows(os.path.join(args.data, 'perftest-run-%s.tsv' % run))
                         if r['test'] == test and r['metric'] == 'mb_s']
-                ratios += per_round_ratio(rows, 'key', 'twinwire', 'ib_write_bw')
+                ratios += per_round_ratio(rows, 'tool', 'twinwire', 'ib_write_bw')
             groups.append(('%s, %s (%s)' % (label, cpus, '+'.join(runs)), ratios))
     rounds_plot('rdma-streaming-rounds.png', 'RDMA streaming at the default configuration: twinwire / ib_write_bw',
                 'ratio per round (higher is better)', 0.95, groups, tmp)
