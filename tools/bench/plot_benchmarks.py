@@ -70,11 +70,11 @@ def rounds_plot(out, title, ylabel, goal, groups, tmp):
     ]))
 
 
-def per_round_ratio(rows, key, tool, anchor):
-    """rows: dicts with 'round', key, value; the ratio tool / anchor per round."""
+def per_round_ratio(rows, key, tool, anchor, value='value'):
+    """rows: dicts with 'round', key and value; the ratio tool / anchor per round."""
     by_round = collections.defaultdict(dict)
     for r in rows:
-        by_round[r['round']][r[key]] = float(r['value'])
+        by_round[r['round']][r[key]] = float(r[value])
     return [v[tool] / v[anchor] for _, v in sorted(by_round.items())
             if tool in v and anchor in v and v[anchor] > 0]
 
@@ -111,21 +111,19 @@ def latency(tmp):
 
 def tcp(tmp):
     rows = read_rows(os.path.join(args.data, 'tcp-compare-run3.tsv'))
-    med = {}
-    for placement in ('one', 'two'):
-        for tool in ('twinwire', 'libevent', 'sockperf', 'sockperf-epoll'):
-            for metric in ('ow_p50_us', 'ow_mean_us', 'ow_p99_us'):
-                v = [float(r['value']) for r in rows
-                     if r['placement'] == placement and r['tool'] == tool and r['metric'] == metric]
-                med[placement, tool, metric] = statistics.median(v)
     tools = ('twinwire', 'libevent', 'sockperf', 'sockperf-epoll')
     titles = ('twinwire', 'raw libevent bufferevent', 'sockperf pp', 'sockperf pp -F e (epoll)')
+    metrics = (('ow_p50_us', 'p50'), ('ow_mean_us', 'mean'), ('ow_p99_us', 'p99'))
+
+    def median(placement, tool, metric):
+        return statistics.median(float(r['value']) for r in rows
+                                 if r['placement'] == placement and r['tool'] == tool and r['metric'] == metric)
+
     panels = []
     for placement, where in (('one', 'both ends on one CPU'), ('two', 'one CPU each')):
         dat = os.path.join(tmp, 'tcp-%s.dat' % placement)
-        open(dat, 'w').write(''.join('%s %s\n' % (what, ' '.join('%.3f' % med[placement, t, metric] for t in tools))
-                                     for metric, what in (('ow_p50_us', 'p50'), ('ow_mean_us', 'mean'),
-                                                          ('ow_p99_us', 'p99'))))
+        open(dat, 'w').write(''.join('%s %s\n' % (what, ' '.join('%.3f' % median(placement, t, metric) for t in tools))
+                                     for metric, what in metrics))
         cols = ["'%s' using 2:xtic(1) title '%s'" % (dat, titles[0])] + [
             "'' using %d title '%s'" % (i + 2, t) for i, t in enumerate(titles) if i]
         panels += ["set title '%s'" % where, 'plot ' + ', '.join(cols)]
@@ -145,11 +143,8 @@ def zero_copy(tmp):
         rows = [r for r in read_rows(os.path.join(args.data, name)) if r['test'] == 'throughput']
         for transport in sorted({r['transport'] for r in rows}):
             for size in sorted({int(r['size']) for r in rows}):
-                by_round = collections.defaultdict(dict)
-                for r in rows:
-                    if r['transport'] == transport and int(r['size']) == size and r['mb_per_s']:
-                        by_round[r['round']][r['path']] = float(r['mb_per_s'])
-                ratios = [v['zero-copy'] / v['copy'] for v in by_round.values() if 'copy' in v and 'zero-copy' in v]
+                ratios = per_round_ratio([r for r in rows if r['transport'] == transport and int(r['size']) == size
+                                          and r['mb_per_s']], 'path', 'zero-copy', 'copy', value='mb_per_s')
                 if ratios:
                     label = '%s %s %s' % (transport.upper(), where, '%d KiB' % (size // 1024) if size >= 1024 else '%d B' % size)
                     lines.append('"%s" %.4f' % (label, statistics.median(ratios)))
