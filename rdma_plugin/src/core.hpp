@@ -296,6 +296,9 @@ struct tw_transport_loop {
 
 namespace twrdma {
 
+/// The transport's settings, as seen from one of its connections.
+inline const Settings &cfg(const tw_conn *c) { return c->loop->t->cfg; }
+
 // --- log.cpp ---------------------------------------------------------------
 void logf(const tw_transport *t, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 uint64_t now_ns(const tw_transport *t);

@@ -16,12 +16,6 @@
 
 namespace twrdma {
 
-namespace {
-
-const Settings &cfg(const tw_conn *c) { return c->loop->t->cfg; }
-
-} // namespace
-
 uint32_t sq_free(const tw_conn *c) { return cfg(c).sq_depth - static_cast<uint32_t>(c->wr_posted - c->wr_done); }
 
 namespace {

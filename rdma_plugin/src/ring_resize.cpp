@@ -24,8 +24,6 @@ namespace twrdma {
 
 namespace {
 
-const Settings &cfg(const tw_conn *c) { return c->loop->t->cfg; }
-
 Pool *pool_of(const tw_conn *c) { return c->ldev ? c->ldev->pool.get() : nullptr; }
 
 /// The TX ring left by tx_grow, once every byte in it completed.

@@ -19,9 +19,6 @@ namespace {
 
 const char *const kWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-bool is_int(const Value &v, long long n) { return v.type == T::Integer && v.integer == n; }
-bool is_error(const Value &v, const std::string &text) { return v.type == T::Error && v.text == text; }
-
 /// The elements of an array reply as text ("?" marks a non-array).
 std::vector<std::string> words(const Value &v)
 {

@@ -8,15 +8,6 @@ using kvd_test::SessionFixture;
 using kvd_test::Value;
 using T = kvd_test::Value::Type;
 
-namespace {
-
-bool is_ok(const Value &v) { return v.type == T::Simple && v.text == "OK"; }
-bool is_int(const Value &v, long long n) { return v.type == T::Integer && v.integer == n; }
-bool is_bulk(const Value &v, const std::string &s) { return v.type == T::Bulk && v.text == s; }
-bool is_error(const Value &v, const std::string &text) { return v.type == T::Error && v.text == text; }
-
-} // namespace
-
 TEST_CASE("PING answers PONG, or echoes its argument", "[kvd][commands]")
 {
     SessionFixture f;

@@ -7,6 +7,7 @@
 // transport's namespace; a host service that fails inside hands the plugin
 // an error, never a C++ exception.  Real plugin files, real libevent loop,
 // real sockets.
+#include "env_path.hpp"
 #include "log_capture.hpp"
 #include "plugins/future_plugin.h"
 
@@ -58,13 +59,6 @@ void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
 void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
 
 namespace {
-
-std::string env_path(const char *name)
-{
-    const char *v = std::getenv(name);
-    if (!v) FAIL("the test runner must set " << name);
-    return v;
-}
 
 // The transport keeps a pointer to its config: one that outlives them all.
 const Config &no_settings()

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The plugin loader on real files: each broken plugin gives its own reason,
 // `auto` falls back to TCP with one log line, `rdma` refuses to start.
+#include "env_path.hpp"
 #include "log_capture.hpp"
 
 #include <twinwire/transport.hpp>
@@ -21,13 +22,6 @@ namespace {
 const std::string kMajor = std::to_string(TW_ABI_MAJOR);
 const std::string kOther = std::to_string(TW_ABI_MAJOR + 1);
 const std::string kMinor = std::to_string(TW_ABI_MINOR);
-
-std::string env_path(const char *name)
-{
-    const char *v = std::getenv(name);
-    if (!v) FAIL("the test runner must set " << name);
-    return v;
-}
 
 // A config that loads the plugin from exactly this path.
 Config config_for(const std::string &path, const char *mode)
