@@ -79,7 +79,7 @@ line_tables_only() { # flag
 # -gline-tables-only): their reports still name file and line, and full
 # debug information cost a quarter to a third of their compile time.
 extra_options() { # kind
-  local clang_lines gcc_lines unity_on
+  local clang_lines gcc_lines
   clang_lines=$(line_tables_only -gline-tables-only)
   gcc_lines=$(line_tables_only -g1)
   # abi2 is a unity build, as new directories are (tests/setup-lib.sh). The
@@ -88,13 +88,12 @@ extra_options() { # kind
   # build's source paths, which are absolute, into the type names UBSan
   # keeps ("lambda at /build/../src/x.cpp"): check_no_build_path.sh would
   # find the build tree's path in ASan's installed files.
-  unity_on="-Dunity=on -Dunity_size=10"
   case $1 in
   # Unoptimised: UBSan's checks make -O2 compile 4-5 times slower (22 of the
   # run's 57 minutes went to this build), and -O0 removes none of their checks.
   asan) echo "-Db_sanitize=address,undefined -Doptimization=0 -Db_lundef=false $clang_lines -Drdma=disabled -Dsoftroce=disabled -Dunity=off" ;;
   tsan) echo "-Db_sanitize=thread $gcc_lines -Drdma=disabled -Dsoftroce=disabled -Dunity=off" ;;
-  abi2) echo "-Dc_args=-DTW_ABI_MAJOR=2 -Dcpp_args=-DTW_ABI_MAJOR=2 -Doptimization=0 -Drdma=disabled -Dsoftroce=disabled $unity_on" ;;
+  abi2) echo "-Dc_args=-DTW_ABI_MAJOR=2 -Dcpp_args=-DTW_ABI_MAJOR=2 -Doptimization=0 -Drdma=disabled -Dsoftroce=disabled ${unity_build[*]}" ;;
   # RDMA stays on: its fuzz targets need the plugin's sources (never a device).
   fuzz) echo "-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false $clang_lines -Dsoftroce=disabled -Dunity=off" ;;
   esac

@@ -38,12 +38,13 @@ install_packages() {
 # compile time (the main build: 318 s against 221 s on 2 cores); an
 # existing one keeps its setting, and -Dunity=off (last wins) makes a
 # directory for editing one file at a time.
+unity_build=(-Dunity=on -Dunity_size=10)
 configure() {
   local dir=$1
   shift
   if [ -f "$dir/meson-private/coredata.dat" ]; then
     if [ $# -gt 0 ]; then meson configure "$dir" "$@"; else echo "reusing $dir"; fi
   else
-    meson setup "$dir" -Dunity=on -Dunity_size=10 "$@"
+    meson setup "$dir" "${unity_build[@]}" "$@"
   fi
 }
