@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The guest half of latency-layers.sh: the servers start once, then rounds
-# of the six tools in an order that rotates each round; each client's
+# of the seven tools in an order that rotates each round; each client's
 # output goes to a file, parsed after it ended (a process starting beside a
 # measured run takes the guest's only vCPU from it).
 set -uo pipefail
@@ -35,8 +35,9 @@ run() { # log tool; prints the one-way p50 in us
     case $2 in
     ib_send_lat-e*)
         # Both ends wait as an event loop would (the shim says how often).
-        local pre=() wait=${2#ib_send_lat-e}
-        [ -n "$wait" ] && pre=(env LD_PRELOAD="$shim" TW_SHIM_WAIT="${wait#+}")
+        local pre=() wait=${2#ib_send_lat-e} once=0
+        case $wait in *-once) once=1 wait=${wait%-once} ;; esac
+        [ -n "$wait" ] && pre=(env LD_PRELOAD="$shim" TW_SHIM_WAIT="${wait#+}" TW_SHIM_ONCE=$once)
         timeout 300 "${pre[@]}" "${srv_pin[@]}" ib_send_lat -e -d "$SOFTROCE_SERVER_DEV" -x "$gid" -F -s 64 -n "$iters" >"$log.server" 2>&1 &
         local spid=$! t
         for t in $(seq 100); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; sleep 0.1; done
@@ -44,6 +45,11 @@ run() { # log tool; prints the one-way p50 in us
         wait "$spid"
         if [ -n "$wait" ] && ! grep -q "event_loop_shim: [0-9]* waits (${wait#+})" "$log"; then
             echo "latency-layers: the event-loop shim did not wait in $log" >&2
+            return 1
+        fi
+        # Once per round trip: about half the calls waited in the loop.
+        if [ $once = 1 ] && ! awk '$1 == "event_loop_shim:" { w = $2; c = $6 } END { exit !(c > 0 && w > 0.4 * c && w < 0.6 * c) }' "$log"; then
+            echo "latency-layers: the event-loop shim did not wait for every second call in $log" >&2
             return 1
         fi
         awk '$1 == 64 && NF >= 5 { v = $5 } END { if (v == "") exit 1; print v }' "$log" ;; # t_typical, the median
@@ -59,7 +65,7 @@ run() { # log tool; prints the one-way p50 in us
     esac
 }
 
-tools=(ib_send_lat-e ib_send_lat-e+epoll ib_send_lat-e+libevent vtable bench-zc bench)
+tools=(ib_send_lat-e ib_send_lat-e+epoll ib_send_lat-e+libevent ib_send_lat-e+libevent-once vtable bench-zc bench)
 for t in vtable bench; do run "$out/logs/warm-$t" "$t" >/dev/null; done # first connects resolve the neighbour
 for r in $(seq "$rounds"); do
     for k in "${!tools[@]}"; do
