@@ -96,12 +96,13 @@ def streaming(tmp):
 def latency(tmp):
     groups = []
     tools = (('ib_send_lat-e+epoll', 'ib_send_lat -e, in epoll_wait'), ('ib_send_lat-e+libevent', 'ib_send_lat -e, in libevent'),
+             ('ib_send_lat-e+libevent-once', 'ib_send_lat -e, in libevent, once per round trip'),
              ('vtable', 'plugin vtable, its loop'), ('bench-zc', 'twinwire-bench, zero copy'),
              ('bench', 'twinwire-bench'))
     rows = []
-    for run in ('a', 'b'):
-        # Two runs of six rounds: keep their rounds apart.
-        name = 'latency-layers-event-loop-1vcpu-%s.tsv' % run
+    # Three runs (the last with the once-per-round-trip wait): keep their rounds apart.
+    for run, name in (('a', 'latency-layers-event-loop-1vcpu-a.tsv'), ('b', 'latency-layers-event-loop-1vcpu-b.tsv'),
+                      ('c', 'latency-layers-once-1vcpu.tsv')):
         rows += [dict(r, round='%s%03d' % (run, int(r['round']))) for r in read_rows(os.path.join(args.data, name))]
     for tool, label in tools:
         groups.append((label, per_round_ratio(rows, 'tool', tool, 'ib_send_lat-e')))
