@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The guest half of latency-layers.sh: the servers start once, then rounds
-# of the seven tools in an order that rotates each round; each client's
+# of the eight tools in an order that rotates each round; each client's
 # output goes to a file, parsed after it ended (a process starting beside a
 # measured run takes the guest's only vCPU from it).
 set -uo pipefail
@@ -65,7 +65,8 @@ run() { # log tool; prints the one-way p50 in us
     esac
 }
 
-tools=(ib_send_lat-e ib_send_lat-e+epoll ib_send_lat-e+libevent ib_send_lat-e+libevent-once vtable bench-zc bench)
+tools=(ib_send_lat-e ib_send_lat-e+epoll ib_send_lat-e+epoll-once ib_send_lat-e+libevent ib_send_lat-e+libevent-once vtable
+    bench-zc bench)
 for t in vtable bench; do run "$out/logs/warm-$t" "$t" >/dev/null; done # first connects resolve the neighbour
 for r in $(seq "$rounds"); do
     for k in "${!tools[@]}"; do

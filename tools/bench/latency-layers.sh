@@ -6,9 +6,10 @@
 #   ib_send_lat-e+libevent  completion event, or in a libevent loop turn: what
 #                  any loop-based transport pays (twinwire-event-loop-shim.so,
 #                  LD_PRELOAD)
-#   ib_send_lat-e+libevent-once  the libevent wait only before the call that
-#                  sleeps, once per round trip and side as twinwire's loop
-#                  waits (the other call reads plainly; TW_SHIM_ONCE=1)
+#   ib_send_lat-e+epoll-once     the same two waits only before the call
+#   ib_send_lat-e+libevent-once  that sleeps, once per round trip and side
+#                  as twinwire's loop waits (the other call reads plainly;
+#                  TW_SHIM_ONCE=1)
 #   vtable         the RDMA plugin's C vtable on the framework's libevent loop,
 #                  no Connection, no twinwire-bench (rdma-tests --child lat-bench-*)
 #   bench-zc       twinwire-bench --zero-copy (borrowed receive, lent send buffers)
@@ -58,8 +59,8 @@ status=$?
 python3 - "$out/raw.tsv" <<'PY'
 import collections, statistics, sys
 rows = [l.rstrip('\n').split('\t') for l in open(sys.argv[1])][1:]
-order = ['ib_send_lat-e', 'ib_send_lat-e+epoll', 'ib_send_lat-e+libevent', 'ib_send_lat-e+libevent-once', 'vtable',
-         'bench-zc', 'bench']
+order = ['ib_send_lat-e', 'ib_send_lat-e+epoll', 'ib_send_lat-e+epoll-once', 'ib_send_lat-e+libevent',
+         'ib_send_lat-e+libevent-once', 'vtable', 'bench-zc', 'bench']
 base = {r: float(v) for r, t, v in rows if t == order[0]}
 vals, ratios = collections.defaultdict(list), collections.defaultdict(list)
 for r, t, v in rows:

@@ -43,9 +43,10 @@ def rounds_plot(out, title, ylabel, goal, groups, tmp):
     its median as a bar, the goal as a line."""
     points, medians = [], []
     for i, (label, ratios) in enumerate(groups):
+        # Spread a group's rounds a little so equal ratios stay visible, within its column.
+        step = min(0.04, 0.8 / max(len(ratios), 1))
         for k, r in enumerate(ratios):
-            # Spread a group's rounds a little so equal ratios stay visible.
-            points.append('%.3f %.4f' % (i + (k - (len(ratios) - 1) / 2) * 0.04, r))
+            points.append('%.3f %.4f' % (i + (k - (len(ratios) - 1) / 2) * step, r))
         medians.append('%d %.4f "%s"' % (i, statistics.median(ratios), label.replace(', ', '\\n')))
     pfile, mfile = os.path.join(tmp, out + '.pts'), os.path.join(tmp, out + '.med')
     open(pfile, 'w').write('\n'.join(points) + '\n')
@@ -95,14 +96,16 @@ def streaming(tmp):
 
 def latency(tmp):
     groups = []
-    tools = (('ib_send_lat-e+epoll', 'ib_send_lat -e, in epoll_wait'), ('ib_send_lat-e+libevent', 'ib_send_lat -e, in libevent'),
+    tools = (('ib_send_lat-e+epoll', 'ib_send_lat -e, in epoll_wait'),
+             ('ib_send_lat-e+epoll-once', 'ib_send_lat -e, in epoll_wait, once per round trip'),
+             ('ib_send_lat-e+libevent', 'ib_send_lat -e, in libevent'),
              ('ib_send_lat-e+libevent-once', 'ib_send_lat -e, in libevent, once per round trip'),
              ('vtable', 'plugin vtable, its loop'), ('bench-zc', 'twinwire-bench, zero copy'),
              ('bench', 'twinwire-bench'))
     rows = []
-    # Three runs (the last with the once-per-round-trip wait): keep their rounds apart.
+    # Four runs (the last two with the once-per-round-trip waits): keep their rounds apart.
     for run, name in (('a', 'latency-layers-event-loop-1vcpu-a.tsv'), ('b', 'latency-layers-event-loop-1vcpu-b.tsv'),
-                      ('c', 'latency-layers-once-1vcpu.tsv')):
+                      ('c', 'latency-layers-once-1vcpu-a.tsv'), ('d', 'latency-layers-once-1vcpu-b.tsv')):
         rows += [dict(r, round='%s%03d' % (run, int(r['round']))) for r in read_rows(os.path.join(args.data, name))]
     for tool, label in tools:
         groups.append((label, per_round_ratio(rows, 'tool', tool, 'ib_send_lat-e')))
