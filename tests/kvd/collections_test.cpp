@@ -102,6 +102,23 @@ TEST_CASE("SPOP removes random members, all of them at last, and deletes the set
     CHECK(is_int(f.call({"DBSIZE"}), 0));
 }
 
+TEST_CASE("SPOP picks by the keyspace's random seed: the same seed picks alike, another seed otherwise", "[kvd][sets]")
+{
+    auto picks = [](uint64_t seed) {
+        SessionFixture f({}, seed);
+        for (int i = 0; i < 32; ++i) f.call({"SADD", "s", "m" + std::to_string(i)});
+        std::vector<std::string> popped;
+        for (int i = 0; i < 8; ++i) popped.push_back(f.call({"SPOP", "s"}).text);
+        for (const auto &w : words(f.call({"SPOP", "s", "8"}))) popped.push_back(w);
+        return popped;
+    };
+    const std::vector<std::string> first = picks(7);
+    CHECK(first.size() == 16);
+    CHECK(picks(7) == first);
+    // Another seed giving the same 16 picks out of 32 in order: about 1 in 10^22.
+    CHECK(picks(8) != first);
+}
+
 TEST_CASE("HSET, HGET, HGETALL, HEXISTS, HDEL and HLEN keep a hash of fields", "[kvd][hashes]")
 {
     SessionFixture f;

@@ -65,6 +65,19 @@ TEST_CASE("random and mutated requests never break the session or its replies", 
     }
 }
 
+// fuzz-kvd-resp found the first (tests/kvd/fuzz-regressions/spop-order-in-pieces):
+// the two sessions it compares drew SPOP's picks from one engine per thread.
+TEST_CASE("SPOP answers the same whether its requests come at once or in pieces", "[kvd][fuzz]")
+{
+    std::string input;
+    for (int i = 0; i < 16; ++i) input += kvd_test::encode({"SADD", "s", "m" + std::to_string(i)});
+    for (int i = 0; i < 6; ++i) input += "SPOP s\r\n";
+    input += kvd_test::encode({"SPOP", "s", "3"}) + kvd_test::encode({"SMEMBERS", "s"});
+    std::string broken = kvd_test::check_input(reinterpret_cast<const uint8_t *>(input.data()), input.size());
+    INFO(broken);
+    CHECK(broken.empty());
+}
+
 TEST_CASE("huge declared lengths and counts are refused, not allocated", "[kvd][fuzz]")
 {
     for (const char *input : {"*2147483647\r\n", "*1\r\n$2147483647\r\n", "*9223372036854775807\r\n",

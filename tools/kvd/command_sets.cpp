@@ -8,12 +8,6 @@
 namespace kvd {
 namespace {
 
-std::minstd_rand &random_engine()
-{
-    thread_local std::minstd_rand engine(std::random_device{}());
-    return engine;
-}
-
 void members_reply(Reply &reply, const Set &set)
 {
     reply.array(set.size());
@@ -51,7 +45,7 @@ void spop(CommandContext &ctx)
     if (with_count && (!parse_integer(ctx.args[2], count) || count < 0))
         return ctx.reply.error(errors::kNotPositive);
     Reply &reply = ctx.reply;
-    Found found = ctx.keyspace.change_as<Set>(ctx.args[1], false, [&](Set &set) {
+    Found found = ctx.keyspace.change_as<Set>(ctx.args[1], false, [&](Set &set, std::minstd_rand &random) {
         if (with_count && static_cast<unsigned long long>(count) >= set.size()) {
             members_reply(reply, set);
             if (!reply.overflowed()) set.members.clear();
@@ -61,7 +55,7 @@ void spop(CommandContext &ctx)
         // Take the members out, reply, and put them back if the reply did not fit.
         std::vector<std::unordered_set<std::string>::node_type> taken;
         taken.reserve(static_cast<size_t>(count));
-        while (taken.size() < static_cast<size_t>(count)) taken.push_back(set.pop_random(random_engine()));
+        while (taken.size() < static_cast<size_t>(count)) taken.push_back(set.pop_random(random));
         if (with_count) reply.array(taken.size());
         for (auto &node : taken) reply.bulk(node.value());
         if (reply.overflowed())

@@ -16,7 +16,13 @@ int64_t MonotonicClock::now_ms() const
     return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
-Keyspace::Keyspace(const Clock &clock) : clock_(clock) {}
+Keyspace::Keyspace(const Clock &clock, uint64_t random_seed) : clock_(clock)
+{
+    for (size_t i = 0; i < kShards; ++i) {
+        std::seed_seq seq{uint32_t(random_seed), uint32_t(random_seed >> 32), uint32_t(i)};
+        shards_[i].random.seed(seq);
+    }
+}
 
 Item *Keyspace::find_live(Shard &s, const Key &key)
 {

@@ -22,8 +22,10 @@
 #include <functional>
 #include <mutex>
 #include <queue>
+#include <random>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -65,7 +67,9 @@ public:
     static constexpr unsigned kShardBits = 6;
     static constexpr size_t kShards = size_t(1) << kShardBits;
 
-    explicit Keyspace(const Clock &clock);
+    /// `random_seed` seeds the engines of commands that pick at random
+    /// (SPOP); tests pass a fixed one so that runs can be compared.
+    explicit Keyspace(const Clock &clock, uint64_t random_seed = std::random_device{}());
     Keyspace(const Keyspace &) = delete;
     Keyspace &operator=(const Keyspace &) = delete;
 
@@ -89,6 +93,8 @@ public:
     template <class C, class Use> Found read_as(std::string_view key, Use &&use);
     /// Call `change(C &)` on the collection at `key`, creating an empty one
     /// first when `create`; a collection left empty is deleted, as Redis does.
+    /// A `change(C &, std::minstd_rand &)` also gets the stripe's random
+    /// engine, under the same lock.
     template <class C, class Change> Found change_as(std::string_view key, bool create, Change &&change);
 
     /// Call `visit(key)` for every live key until it returns false; one
@@ -142,6 +148,7 @@ private:
         std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>> expiries;
         size_t volatile_keys = 0;
         uint64_t version = 0; ///< bumped by every change (WATCH)
+        std::minstd_rand random;
     };
     /// A key with its hash, computed once per command.
     struct Key {
@@ -231,7 +238,8 @@ template <class C, class Change> Found Keyspace::change_as(std::string_view name
     if (!c) return Found::WrongType;
     ++s.version;
     try {
-        change(*c);
+        if constexpr (std::is_invocable_v<Change, C &, std::minstd_rand &>) change(*c, s.random);
+        else change(*c);
     } catch (...) {
         drop_if_empty(s, item, key); // a key created for a change that failed
         throw;
