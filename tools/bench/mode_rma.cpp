@@ -43,8 +43,6 @@ struct Server {
     size_t region_size; ///< [0, half): read slots, prefilled; [half, 2 half): write slots
     size_t slot_size;
     unsigned slots;
-    std::vector<RmaMemoryPtr> regions;
-    std::vector<RmaExposurePtr> exposures;
     std::shared_ptr<Listener> rma_listener, stream_listener;
 
     Server(Runtime &rt, const RmaOptions &o, size_t max_size)
@@ -57,26 +55,36 @@ struct Server {
         stream_listener = rt.listen(lo, [](const ConnectionPtr &c) { serve_stream(c); });
     }
 
+    /// One RMA connection's region, exposure and line handler.  Only the
+    /// connection's handlers hold it, so it goes (the region freed, the
+    /// exposure revoked) when the connection ends: anyone may connect here,
+    /// and each connection costs region_size.
+    struct RmaSession {
+        RmaMemoryPtr region;
+        RmaExposurePtr exposure;
+        Connection::RecordHandler on_line;
+    };
+
     void serve_rma(const ConnectionPtr &c)
     {
         std::string why;
         if (!c->enable_rma(&why)) throw std::runtime_error("enable_rma: " + why);
-        RmaMemoryPtr region = c->rma_memory(region_size, &why);
-        if (!region) throw std::runtime_error("rma_memory: " + why);
+        auto session = std::make_shared<RmaSession>();
+        session->region = c->rma_memory(region_size, &why);
+        if (!session->region) throw std::runtime_error("rma_memory: " + why);
+        char *base = session->region->data();
         for (unsigned k = 0; k < slots; ++k) {
             std::string p = pattern(k, slot_size);
-            std::memcpy(region->data() + k * slot_size, p.data(), p.size());
+            std::memcpy(base + k * slot_size, p.data(), p.size());
         }
-        regions.push_back(region);
-        auto e = c->expose(region->data(), region->size(), RmaAccess::read_write, &why);
-        if (!e) throw std::runtime_error("expose: " + why);
-        exposures.push_back(e);
-        c->write(std::string(1, static_cast<char>(e->descriptor().size())) + e->descriptor());
-        auto next = std::make_shared<Connection::RecordHandler>();
-        keep.push_back(next);
-        auto *again = next.get();
-        const char *base = region->data();
-        *next = [this, again, base](Connection &conn, std::string line) {
+        session->exposure = c->expose(base, session->region->size(), RmaAccess::read_write, &why);
+        if (!session->exposure) throw std::runtime_error("expose: " + why);
+        const std::string &d = session->exposure->descriptor();
+        c->write(std::string(1, static_cast<char>(d.size())) + d);
+        // The line handler asks for the next line with itself: a raw pointer,
+        // so that the session does not hold itself alive.
+        RmaSession *self = session.get();
+        session->on_line = [this, self, base](Connection &conn, std::string line) {
             // "CHECK size count": every write slot used holds its pattern.
             unsigned long long size = 0, count = 0;
             if (sscanf(line.c_str(), "CHECK %llu %llu", &size, &count) != 2) return conn.close();
@@ -84,9 +92,10 @@ struct Server {
             for (unsigned k = 0; k < std::min<unsigned long long>(count, slots); ++k)
                 bad += std::memcmp(base + half + k * slot_size, pattern(k, size).data(), size) != 0;
             conn.write(bad ? "BAD " + std::to_string(bad) + "\n" : std::string("OK\n"));
-            conn.read_until("\n", 256, *again);
+            conn.read_until("\n", 256, self->on_line);
         };
-        c->read_until("\n", 256, *next);
+        c->on_close([session](Connection &, const CloseInfo &) {});
+        c->read_until("\n", 256, session->on_line);
     }
 
     static void serve_stream(const ConnectionPtr &c)
@@ -104,8 +113,6 @@ struct Server {
             conn.close();
         });
     }
-
-    std::vector<std::shared_ptr<void>> keep;
 };
 
 struct Result {
@@ -294,6 +301,10 @@ int run_rma(const RmaOptions &options)
     rt.start();
     std::fprintf(stderr, "twinwire-bench rma: %s\n", describe_transport(rt).c_str());
     Server server(rt, options, *std::max_element(options.sizes.begin(), options.sizes.end()));
+    // Where the RMA side listens: other peers may connect to it too (the
+    // memory check in tests/check_rma.sh does).
+    std::fprintf(stderr, "twinwire-bench rma: RMA server on %s port %u\n", options.listen.c_str(),
+                 static_cast<unsigned>(server.rma_listener->port()));
     Client client(rt, server, options);
     client.start();
     rt.run();
