@@ -77,7 +77,7 @@ std::function<std::string(const std::string &)> absolute_path_list_or_empty()
             size_t colon = v.find(':', start);
             std::string entry = v.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
             if (entry.empty() || entry[0] != '/')
-                return "expected absolute paths separated by ':' ('" + entry + "' is not one)";
+                return "expected absolute paths separated by ':' (" + quoted(entry) + " is not one)";
             if (colon == std::string::npos) break;
             start = colon + 1;
         }
@@ -166,50 +166,79 @@ void Config::define(ConfigKey key)
 
 void Config::assign(const std::string &key, const std::string &value, const std::string &origin)
 {
-    if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of '" + key + "'");
+    if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of " + quoted(key));
     auto it = schema_.find(key);
     if (it == schema_.end()) {
-        if (!is_transport_key(key)) throw ConfigError(errc::unknown_config_key, origin + ": unknown key '" + key + "'");
+        if (!is_transport_key(key)) throw ConfigError(errc::unknown_config_key, origin + ": unknown key " + quoted(key));
     } else {
         std::string why = it->second.check(value);
         if (!why.empty())
-            throw ConfigError(origin + ": bad value '" + value + "' for '" + key + "': " + why);
+            throw ConfigError(origin + ": bad value " + quoted(value) + " for " + quoted(key) + ": " + why);
     }
     values_[key] = ConfigValue{value, origin};
 }
 
+namespace {
+
+// "a FIFO" for the message that refuses anything but a regular file.
+const char *file_type(mode_t mode)
+{
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+} // namespace
+
+// Only a regular file of bounded size: /dev/zero would be read forever, and a
+// FIFO with no writer would block open().  O_NONBLOCK makes that open return
+// at once, so fstat can refuse it; O_NOCTTY keeps a terminal from becoming
+// ours.
 void Config::load_file(const std::string &path)
 {
     auto fail = [&path](const std::string &what, int err) {
         throw ConfigError(std::error_code(err, std::generic_category()),
                           path + ": " + what + ": " + std::strerror(err) + " (errno " + std::to_string(err) + ")");
     };
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail("cannot open configuration file", errno);
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    auto refuse = [&path](mode_t mode) {
+        throw ConfigError(path + ": is " + file_type(mode) + "; a configuration file must be a regular file");
+    };
+    auto too_large = [&path](const std::string &size) {
+        throw ConfigError(path + ": is " + size + " bytes; a configuration file must be at most " +
+                          format_size(max_file_size) + " (" + std::to_string(max_file_size) + " bytes)");
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
         int err = errno;
-        ::close(fd);
-        fail("cannot read configuration file", err);
+        struct stat st;
+        // A socket cannot be opened at all (ENXIO): say what it is instead.
+        if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) refuse(st.st_mode);
+        fail("cannot open configuration file", err);
     }
-    if (S_ISDIR(st.st_mode)) {
-        ::close(fd);
-        throw ConfigError(path + ": is a directory, not a configuration file");
-    }
-    std::string text;
-    char buf[8192];
-    while (true) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (fstat(fd, &st) != 0) fail("cannot read configuration file", errno);
+    if (!S_ISREG(st.st_mode)) refuse(st.st_mode);
+    if (static_cast<uint64_t>(st.st_size) > max_file_size) too_large(std::to_string(st.st_size));
+    // The size can grow while we read, and some files report 0: read one byte
+    // past the cap at most.
+    std::string text(max_file_size + 1, '\0');
+    size_t got = 0;
+    while (got < text.size()) {
+        ssize_t n = ::read(fd, &text[got], text.size() - got);
         if (n == 0) break;
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int err = errno;
-            ::close(fd);
-            fail("cannot read configuration file", err);
-        }
-        text.append(buf, static_cast<size_t>(n));
+        if (n < 0) fail("cannot read configuration file", errno);
+        got += static_cast<size_t>(n);
     }
-    ::close(fd);
+    if (got > max_file_size) too_large("more than " + std::to_string(max_file_size));
+    text.resize(got);
     load_string(text, path);
 }
 

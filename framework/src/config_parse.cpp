@@ -2,6 +2,7 @@
 #include "config_parse.hpp"
 
 #include <twinwire/config.hpp>
+#include <twinwire/log.hpp>
 
 #include <cctype>
 #include <cerrno>
@@ -36,7 +37,7 @@ std::string parse_value(const std::string &raw, const std::string &where)
         if (end == std::string::npos) throw ConfigError(where + ": unterminated quoted value");
         std::string rest = trim(v.substr(end + 1));
         if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
-            throw ConfigError(where + ": text after a quoted value: '" + rest + "'");
+            throw ConfigError(where + ": text after a quoted value: " + quoted(rest));
         return v.substr(1, end - 1);
     }
     for (size_t i = 1; i < v.size(); ++i)
@@ -60,17 +61,17 @@ std::vector<IniEntry> parse_ini(const std::string &text, const std::string &name
         std::string s = trim(raw);
         if (s.empty() || s[0] == '#' || s[0] == ';') continue;
         if (s[0] == '[') {
-            if (s.back() != ']') throw ConfigError(where + ": expected '[section]', got '" + s + "'");
+            if (s.back() != ']') throw ConfigError(where + ": expected '[section]', got " + quoted(s));
             std::string section = trim(s.substr(1, s.size() - 2));
             if (!section.empty() && !valid_key(section))
-                throw ConfigError(where + ": bad section name '" + section + "'");
+                throw ConfigError(where + ": bad section name " + quoted(section));
             prefix = (section.empty() || section == "twinwire") ? "" : section + ".";
             continue;
         }
         size_t eq = s.find('=');
-        if (eq == std::string::npos) throw ConfigError(where + ": expected 'key = value', got '" + s + "'");
+        if (eq == std::string::npos) throw ConfigError(where + ": expected 'key = value', got " + quoted(s));
         std::string key = trim(s.substr(0, eq));
-        if (!valid_key(key)) throw ConfigError(where + ": bad key name '" + key + "'");
+        if (!valid_key(key)) throw ConfigError(where + ": bad key name " + quoted(key));
         out.push_back(IniEntry{prefix + key, parse_value(s.substr(eq + 1), where), line});
     }
     return out;
@@ -110,6 +111,14 @@ std::string format_size(uint64_t bytes)
     if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
     if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
     return std::to_string(bytes) + " B";
+}
+
+std::string quoted(const std::string &text)
+{
+    constexpr size_t shown = 64;
+    std::string out = "'" + log::printable(std::string_view(text).substr(0, shown), shown) + "'";
+    if (text.size() > shown) out += "... (" + std::to_string(text.size()) + " bytes)";
+    return out;
 }
 
 std::optional<bool> parse_bool(const std::string &text)

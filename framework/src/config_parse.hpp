@@ -25,4 +25,10 @@ std::optional<uint64_t> parse_size(const std::string &text);
 std::string format_size(uint64_t bytes);
 std::optional<bool> parse_bool(const std::string &text);
 
+/// `text` as an error message shows it: in single quotes, escaped as
+/// log::printable() does (\xNN outside printable ASCII, \ doubled), cut
+/// after 64 bytes, then "... (N bytes)".  A configuration value can be megabytes of anything, and
+/// its error goes to a terminal or a log.
+std::string quoted(const std::string &text);
+
 } // namespace twinwire

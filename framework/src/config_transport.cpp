@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The `transport` setting (auto, one name, or a list) and the keys that
 // belong to transports ("NAME.key").
+#include "config_parse.hpp"
+
 #include <twinwire/config.hpp>
 
 #include <algorithm>
@@ -11,10 +13,10 @@ namespace twinwire {
 std::string check_transport_name(const std::string &name)
 {
     if (name.empty()) return "an empty transport name";
-    if (name.size() > 32) return "transport name '" + name + "' is longer than 32 characters";
+    if (name.size() > 32) return "transport name " + quoted(name) + " is longer than 32 characters";
     for (char c : name)
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-            return "transport name '" + name + "' has a character other than a-z, 0-9 and _";
+            return "transport name " + quoted(name) + " has a character other than a-z, 0-9 and _";
     return {};
 }
 
@@ -30,7 +32,7 @@ std::vector<std::string> parse_transport_list(const std::string &text)
         std::string why = check_transport_name(name);
         if (!why.empty()) throw ConfigError("expected auto, tcp, a transport name or a list of names: " + why);
         if (std::find(names.begin(), names.end(), name) != names.end())
-            throw ConfigError("transport '" + name + "' is listed twice");
+            throw ConfigError("transport " + quoted(name) + " is listed twice");
         names.push_back(name);
         if (comma == std::string::npos) break;
         start = comma + 1;

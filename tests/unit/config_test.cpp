@@ -4,8 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include "../child_output.hpp"
 #include <unistd.h>
 
@@ -106,7 +110,7 @@ TEST_CASE("a missing file is an error naming it and the errno", "[config]")
 TEST_CASE("a directory given as the configuration file is an error, not an empty file", "[config]")
 {
     Config c;
-    CHECK(error_of([&] { c.load_file("/tmp"); }) == "/tmp: is a directory, not a configuration file");
+    CHECK(error_of([&] { c.load_file("/tmp"); }) == "/tmp: is a directory; a configuration file must be a regular file");
 }
 
 TEST_CASE("a file that cannot be read for its permissions says so, with errno", "[config]")
@@ -270,4 +274,159 @@ TEST_CASE("sizes accept k, M and G suffixes", "[config]")
     CHECK(c.read_buffer_size() == 4096);
     c.set("write_buffer_limit", "2GiB");
     CHECK(c.write_buffer_limit() == 2ull * 1024 * 1024 * 1024);
+}
+
+namespace {
+
+// What `fn` threw, with " [code N]" added when its code is not errc::bad_config.
+std::string bad_config_error_of(const std::function<void()> &fn)
+{
+    try {
+        fn();
+    } catch (const ConfigError &e) {
+        std::string text = e.what();
+        if (e.code() != twinwire::errc::bad_config) text += " [code " + std::to_string(e.code().value()) + "]";
+        return text;
+    }
+    return "";
+}
+
+// A fresh directory under /tmp, removed with what the test put in it.
+struct TempDir {
+    std::string path;
+    TempDir()
+    {
+        char p[] = "/tmp/twinwire-config-XXXXXX";
+        REQUIRE(mkdtemp(p) != nullptr);
+        path = p;
+    }
+    ~TempDir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+// load_file in a child that SIGALRM kills after `seconds`: a file that makes
+// it block or read forever fails the test instead of hanging the suite.
+std::string load_error_in_child(const std::string &path, unsigned seconds)
+{
+    return twtest::output_of_child([&] {
+        alarm(seconds);
+        return bad_config_error_of([&] { Config().load_file(path); });
+    });
+}
+
+// Catch2 prints the operands of a failed CHECK, which takes minutes for
+// megabytes: a message longer than 1000 bytes is shown cut (and so differs).
+std::string short_or_cut(const std::string &s)
+{
+    return s.size() < 1000 ? s : s.substr(0, 200) + "[... cut by the test: " + std::to_string(s.size()) + " bytes]";
+}
+
+// Every byte printable ASCII: nothing reaches a terminal raw.
+bool printable(const std::string &s)
+{
+    for (unsigned char ch : s)
+        if (ch < 0x20 || ch >= 0x7f) return false;
+    return true;
+}
+
+} // namespace
+
+// The bound covers a blocked open() or read() of a FIFO with no writer; a
+// refusal takes one open and one fstat.
+TEST_CASE("a FIFO given as the configuration file is refused at once, with no writer too", "[config]")
+{
+    TempDir dir;
+    const std::string fifo = dir.path + "/fifo";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(load_error_in_child(fifo, 20) == fifo + ": is a FIFO; a configuration file must be a regular file");
+}
+
+TEST_CASE("a device given as the configuration file is refused at once, never read", "[config]")
+{
+    // /dev/zero never ends: reading it grew the process to 4 GB.
+    CHECK(load_error_in_child("/dev/zero", 20) ==
+          "/dev/zero: is a character device; a configuration file must be a regular file");
+    CHECK(load_error_in_child("/dev/urandom", 20) ==
+          "/dev/urandom: is a character device; a configuration file must be a regular file");
+}
+
+TEST_CASE("a Unix socket or a directory given as the configuration file is refused with what it is", "[config]")
+{
+    TempDir dir;
+    const std::string sock = dir.path + "/sock";
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    REQUIRE(sock.size() < sizeof addr.sun_path);
+    std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
+    CHECK(bad_config_error_of([&] { Config().load_file(sock); }) ==
+          sock + ": is a socket; a configuration file must be a regular file");
+    close(fd);
+    CHECK(bad_config_error_of([&] { Config().load_file(dir.path); }) ==
+          dir.path + ": is a directory; a configuration file must be a regular file");
+}
+
+TEST_CASE("a configuration file holds at most 1 MiB: one byte more is refused before it is read", "[config]")
+{
+    REQUIRE(Config::max_file_size == 1024 * 1024);
+    TempDir dir;
+    // Comment lines up to the size, then one setting: all of it must be read.
+    auto write_file = [&](const std::string &name, size_t size) {
+        const std::string last = "threads = 3\n";
+        std::string text;
+        while (text.size() + 40 + last.size() <= size) text += std::string(39, '#') + '\n';
+        text += std::string(size - text.size() - last.size() - 1, '#') + '\n' + last;
+        REQUIRE(text.size() == size);
+        std::ofstream(dir.path + "/" + name, std::ios::binary) << text;
+        return dir.path + "/" + name;
+    };
+    Config c;
+    c.load_file(write_file("exact.conf", Config::max_file_size));
+    CHECK(c.threads() == 3);
+    const std::string over = write_file("over.conf", Config::max_file_size + 1);
+    CHECK(bad_config_error_of([&] { Config().load_file(over); }) ==
+          over + ": is 1048577 bytes; a configuration file must be at most 1 MiB (1048576 bytes)");
+    const std::string big = write_file("big.conf", 2 * Config::max_file_size);
+    CHECK(bad_config_error_of([&] { Config().load_file(big); }) ==
+          big + ": is 2097152 bytes; a configuration file must be at most 1 MiB (1048576 bytes)");
+}
+
+TEST_CASE("an error quotes a value with its control and non-ASCII bytes escaped", "[config]")
+{
+    Config c;
+    CHECK(bad_config_error_of([&] { c.load_string("listen_port = \x1b[31m9\xff\n", "e.conf"); }) ==
+          "e.conf:1: bad value '\\x1b[31m9\\xff' for 'listen_port': expected an integer 0..65535");
+    CHECK(bad_config_error_of([&] { c.set("threads", "it's\\4", "api"); }) ==
+          "api: bad value 'it's\\\\4' for 'threads': expected an integer 1..256");
+    CHECK(bad_config_error_of([&] { c.load_string("\x07oops\n", "e.conf"); }) ==
+          "e.conf:1: expected 'key = value', got '\\x07oops'");
+}
+
+TEST_CASE("an error cuts a long value after 64 bytes and gives its length, wherever it came from", "[config]")
+{
+    // 4 MiB stands for the 64 MB line that once put 67 MB on stderr.
+    const std::string value = "\x1b]0;" + std::string(4 * 1024 * 1024, 'x');
+    const std::string cut = "'\\x1b]0;" + std::string(60, 'x') + "'... (" + std::to_string(value.size()) + " bytes)";
+    Config c;
+    std::string e = bad_config_error_of([&] { c.load_string("listen_port = " + value + "\n", "big.conf"); });
+    CHECK(short_or_cut(e) == "big.conf:1: bad value " + cut + " for 'listen_port': expected an integer 0..65535");
+    e = bad_config_error_of([&] { c.load_string(value + "\n", "big.conf"); });
+    CHECK(short_or_cut(e) == "big.conf:1: expected 'key = value', got " + cut);
+    e = bad_config_error_of([&] { c.load_string("[" + value + "\n", "big.conf"); });
+    CHECK(short_or_cut(e).size() < 200);
+    CHECK(printable(short_or_cut(e)));
+    e = bad_config_error_of([&] { c.load_string(std::string(100000, 'k') + " = 1\n", "big.conf"); });
+    CHECK(short_or_cut(e) == "big.conf:1: unknown key '" + std::string(64, 'k') + "'... (100000 bytes) [code " +
+                   std::to_string(static_cast<int>(twinwire::errc::unknown_config_key)) + "]");
+    e = bad_config_error_of([&] { c.set("transport", "tcp," + value, "api"); });
+    CHECK(short_or_cut(e).size() < 400);
+    CHECK(printable(short_or_cut(e)));
+    e = bad_config_error_of([&] { c.set("plugin_path", "/a:" + value, "api"); });
+    CHECK(short_or_cut(e).size() < 400);
+    CHECK(printable(short_or_cut(e)));
+    EnvVar env("TWINWIRE_THREADS", std::string(100000, '7').c_str());
+    e = bad_config_error_of([&] { c.load_environment(); });
+    CHECK(short_or_cut(e) == "environment TWINWIRE_THREADS: bad value '" + std::string(64, '7') +
+                   "'... (100000 bytes) for 'threads': expected an integer 1..256");
 }

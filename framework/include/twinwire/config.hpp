@@ -6,6 +6,7 @@
 #include <twinwire/error.hpp>
 #include <twinwire/export.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,7 +18,9 @@
 namespace twinwire {
 
 /// Thrown for unknown keys, bad values and unreadable files.  what() names the
-/// key, the value and where it came from ("twinwire.conf:12"); code() is
+/// key, the value and where it came from ("twinwire.conf:12"); a key or value
+/// is quoted with its bytes outside printable ASCII escaped (\xNN) and cut
+/// after 64 bytes with its length ("'xxx'... (67108864 bytes)"); code() is
 /// errc::bad_config, errc::unknown_config_key, or for a file that cannot be
 /// read its errno (== std::errc::no_such_file_or_directory, ...).  A
 /// StartupError: catching that around start-up catches these too.
@@ -78,9 +81,15 @@ public:
     /// Add application keys (a daemon's own settings) to the schema.
     void define(ConfigKey key);
 
+    /// The largest configuration file load_file() reads: 1 MiB.
+    static constexpr size_t max_file_size = size_t(1) << 20;
+
     /// Read an INI file: "key = value" lines, '#' or ';' comments, optional
     /// "[section]" headers that prefix keys ("[rdma]" + "ring_size" = "rdma.ring_size";
     /// "[twinwire]" adds no prefix).  Throws ConfigError naming file:line.
+    /// Only a regular file of at most max_file_size bytes is read: a FIFO,
+    /// device, socket or directory is refused at once (errc::bad_config),
+    /// without blocking on a FIFO that has no writer.
     void load_file(const std::string &path);
     /// Parse INI text as if read from `name` (for tests and embedded configs).
     void load_string(const std::string &text, const std::string &name);
