@@ -216,10 +216,14 @@ void Connection::handle_read()
     if (!reading_ || closing_ || !conn_) return;
     if (borrowing() && input_.empty() && !request_ && read_borrowed()) return;
     // With RMA on, the wire carries frames: they land beside the input.
+    // Held (the peer's answers unread: connection_rma.cpp), nothing is read.
+    if (rma_ && rma_->held()) return;
     Buffer &target = rma_ ? rma_->wire_in() : input_;
     size_t total = 0;
     ssize_t last = 0;
-    while (total < kMaxReadPerEvent) {
+    // The transport's end, read before a hold, comes after the held frames.
+    bool kept_end = rma_ && rma_->take_transport_end(&last);
+    while (!kept_end && total < kMaxReadPerEvent) {
         size_t reserved = 0;
         last = read_into(target, &reserved);
         if (last <= 0) break;
@@ -235,6 +239,10 @@ void Connection::handle_read()
     if (rma_ && !rma_after_read()) return;
     if (!deliver_input()) return;
     if (finished_ || closing_) return;
+    if (rma_ && rma_->held()) {
+        if (last <= 0 && last != -EAGAIN) rma_->keep_transport_end(last);
+        return;
+    }
     if (last == 0 && rma_) {
         // The peer's transport ended: no answer to this side's RMA can come.
         rma_->fail_all(errc::peer_closed, "the peer closed the connection");
@@ -449,6 +457,13 @@ void Connection::flush()
         write_failed(err, false);
         return;
     }
+    if (rma_ && rma_->held() && output_.size() < settings_.write_limit) {
+        // The peer read its answers: its held requests, then reading, go on.
+        rma_->release();
+        update_interest();
+        handle_read();
+        if (finished_ || !conn_) return;
+    }
     if (write_blocked_ && output_.size() <= settings_.write_low) {
         write_blocked_ = false;
         if (on_write_low_) {
@@ -479,7 +494,8 @@ void Connection::flush()
 void Connection::update_interest()
 {
     if (!conn_ || finished_) return;
-    uint32_t events = ((reading_ && !closing_) ? uint32_t(TW_EV_READ) : 0u) | (want_write_ ? uint32_t(TW_EV_WRITE) : 0u);
+    bool read = reading_ && !closing_ && !(rma_ && rma_->held());
+    uint32_t events = (read ? uint32_t(TW_EV_READ) : 0u) | (want_write_ ? uint32_t(TW_EV_WRITE) : 0u);
     transport_->ops().set_events(conn_, events);
 }
 

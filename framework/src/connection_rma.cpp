@@ -11,6 +11,7 @@
 #include <twinwire/transport.hpp>
 
 #include <cerrno>
+#include <exception>
 #include <new>
 
 namespace twinwire {
@@ -172,17 +173,64 @@ void Connection::push_output()
     }
 }
 
+// The peer's requests are answered only while the output holds less than
+// write_buffer_limit (rma_link.hpp, demux): past it the link holds the
+// rest and the connection stops reading, so a peer that sends requests and
+// never reads the answers is paused, not buffered for.
 bool Connection::rma_after_read()
 {
-    std::string why;
-    if (!rma_->demux(input_, output_, &why)) {
-        finish(errc::protocol_mismatch, -EPROTO, "RMA: " + why, true, false);
-        return false;
+    for (;;) {
+        std::string why;
+        if (!rma_->demux(input_, output_, settings_.write_limit, &why)) {
+            // What arrived intact before the broken frame is the
+            // application's, and so is the peer's end if it came first:
+            // the same however the frames were cut into reads.
+            if (deliver_input() && !closing_ && rma_->peer_ended() && !peer_eof_ && on_eof_) {
+                peer_eof_ = true;
+                CallbackScope scope(*this);
+                try {
+                    on_eof_(*this);
+                } catch (const std::exception &e) {
+                    callback_failed("on_eof callback", e.what());
+                } catch (...) {
+                    callback_failed("on_eof callback", "an exception that is not a std::exception");
+                }
+            }
+            finish(errc::protocol_mismatch, -EPROTO, "RMA: " + why, true, false);
+            return false;
+        }
+        run_rma_completions();
+        if (finished_) return false;
+        if (!output_.empty() || rma_->has_work()) push_output();
+        if (finished_) return false;
+        if (!rma_->held()) return true;
+        if (output_.size() >= settings_.write_limit) break;
+        rma_->release(); // the transport took the answers at once
     }
-    run_rma_completions();
-    if (finished_) return false;
-    if (!output_.empty() || rma_->has_work()) push_output();
-    return !finished_;
+    update_interest(); // no more reading until flush() sees room
+    // Held, the peer is cut off when the output takes no byte for
+    // shutdown_timeout_ms: the stall bound close() gives a peer that stopped
+    // reading, on close()'s timer (a close() replaces it).
+    if (linger_timer_ && linger_timer_->active()) return true;
+    std::weak_ptr<Connection> weak = shared_from_this();
+    linger_progress_seen_ = write_progress_;
+    linger_timer_ = std::make_unique<Timer>(*loop_, [weak] {
+        auto c = weak.lock();
+        if (!c || c->finished_ || c->closing_ || !c->rma_ || !c->rma_->held()) return;
+        if (c->write_progress_ != c->linger_progress_seen_) {
+            c->linger_progress_seen_ = c->write_progress_;
+            c->linger_timer_->start(std::chrono::milliseconds(c->settings_.linger_ms));
+            return;
+        }
+        std::string reason = "RMA: the peer has not read its answers for " + std::to_string(c->settings_.linger_ms) +
+                             " ms: " + std::to_string(c->output_.size()) + " bytes queued, at write_buffer_limit " +
+                             std::to_string(c->settings_.write_limit) +
+                             "; its requests wait unread (shutdown_timeout_ms)";
+        c->output_.clear();
+        c->finish(errc::timed_out, -ETIMEDOUT, std::move(reason), false, false);
+    });
+    linger_timer_->start(std::chrono::milliseconds(settings_.linger_ms));
+    return true;
 }
 
 RmaMemory::RmaMemory(std::weak_ptr<Connection> conn, char *data, size_t size, bool lent, uint64_t token, size_t cap)

@@ -55,46 +55,85 @@ std::string hello_bytes()
 
 void Link::hello(Buffer &out) { out.append(hello_bytes()); }
 
-// The first bytes must be the peer's hello, byte for byte: anything else
-// means the peer did not enable RMA (raw stream bytes), and it is said as
-// soon as one byte differs, not after waiting for a whole header.
+// The first bytes must be the peer's hello, byte for byte.  The reason is
+// decided at the first byte that differs, the same however the bytes are
+// cut into reads: a length or type that is not a hello's, or another magic,
+// means stream bytes (the peer did not enable RMA), said at once; a hello
+// header with other flags, reserved bytes or tag waits for the whole hello,
+// whose magic and version then say which it is.
 bool Link::check_hello(std::string *why)
 {
     static const std::string expected = hello_bytes();
-    char got[32];
-    size_t n = wire_in_.peek(got, std::min(expected.size(), sizeof got));
-    for (size_t i = 0; i < n; ++i) {
-        if (got[i] == expected[i]) continue;
-        if (i >= 8 && i < 20 && get_u32(got + 16) == kMagic && n >= 24)
-            *why = "the peer speaks RMA emulation version " + std::to_string(get_u32(got + 20)) + ", this side " +
-                   std::to_string(kVersion);
-        else
-            *why = "the peer did not enable RMA on this connection: it sent stream bytes where the RMA hello "
-                   "belongs (call enable_rma() on both ends before any byte is sent)";
+    constexpr size_t kMagicAt = kHeaderSize, kVersionAt = kHeaderSize + 4;
+    char got[kHeaderSize + 8];
+    static_assert(sizeof got == 24, "the hello: a header, magic and version");
+    size_t n = wire_in_.peek(got, expected.size());
+    size_t i = 0;
+    while (i < n && got[i] == expected[i]) ++i;
+    if (i == expected.size()) {
+        wire_in_.drain(expected.size());
+        hello_seen_ = true;
+        return true;
+    }
+    const std::string stream_bytes = "the peer did not enable RMA on this connection: it sent stream bytes where the "
+                                     "RMA hello belongs (call enable_rma() on both ends before any byte is sent)";
+    if (i < n && (i <= 4 || (i >= kMagicAt && i < kVersionAt))) { // length, type or magic
+        *why = stream_bytes;
         return false;
     }
     if (n < expected.size()) return true; // wait for the rest
-    wire_in_.drain(expected.size());
-    hello_seen_ = true;
+    if (get_u32(got + kMagicAt) != kMagic) {
+        *why = stream_bytes;
+    } else if (get_u32(got + kVersionAt) != kVersion) {
+        *why = "the peer speaks RMA emulation version " + std::to_string(get_u32(got + kVersionAt)) + ", this side " +
+               std::to_string(kVersion);
+    } else {
+        Header h = get_header(got);
+        *why = "the peer's RMA hello is malformed: flags " + std::to_string(h.flags) + ", reserved " +
+               std::to_string(get_u32(got + 4) >> 16) + ", tag " + std::to_string(h.tag) +
+               " (a hello has them all 0)";
+    }
+    return false;
+}
+
+bool Link::take_transport_end(ssize_t *last)
+{
+    if (transport_end_ > 0) return false;
+    *last = transport_end_;
+    transport_end_ = 1;
     return true;
 }
 
-bool Link::demux(Buffer &input, Buffer &out, std::string *why)
+bool Link::demux(Buffer &input, Buffer &out, size_t out_limit, std::string *why)
 {
     if (!hello_seen_) {
         if (!check_hello(why)) return false;
         if (!hello_seen_) return true;
     }
+    held_ = false;
     char hb[kHeaderSize];
-    while (wire_in_.peek(hb, sizeof hb) == sizeof hb) {
+    for (;;) {
+        if (data_left_) {
+            // Stream bytes go to the application as they arrive (moved,
+            // not copied), so its own limits see them as on a raw stream.
+            size_t n = static_cast<size_t>(std::min<uint64_t>(data_left_, wire_in_.size()));
+            if (!n) break;
+            Buffer part;
+            evbuffer_remove_buffer(wire_in_.raw(), part.raw(), n);
+            input.append(part);
+            data_left_ -= n;
+            continue;
+        }
+        if (wire_in_.peek(hb, sizeof hb) != sizeof hb) break;
         Header h = get_header(hb);
         if (h.type == Frame::data) {
-            // Stream bytes move without a copy into a contiguous frame.
-            if (wire_in_.size() < kHeaderSize + h.len) break;
+            if (peer_end_) {
+                *why = "stream bytes after the peer's end of stream (a data frame of " + std::to_string(h.len) +
+                       " bytes after its end frame)";
+                return false;
+            }
             wire_in_.drain(kHeaderSize);
-            Buffer part;
-            evbuffer_remove_buffer(wire_in_.raw(), part.raw(), h.len);
-            input.append(part);
+            data_left_ = h.len;
             continue;
         }
         if (h.len > kMaxPayload) {
@@ -103,6 +142,13 @@ bool Link::demux(Buffer &input, Buffer &out, std::string *why)
             return false;
         }
         if (wire_in_.size() < kHeaderSize + h.len) break;
+        // Requests wait while the answers already queued are not read: the
+        // connection stops reading, and the peer with it (docs/rma.md).
+        bool asks = h.type == Frame::read_req || (h.type == Frame::write_data && (h.flags & kLast));
+        if (asks && out.size() >= out_limit) {
+            held_ = true;
+            break;
+        }
         wire_in_.drain(kHeaderSize);
         frame_.resize(h.len);
         if (h.len) wire_in_.peek(frame_.data(), h.len);
@@ -117,6 +163,10 @@ bool Link::handle(const Header &h, const char *p, Buffer &out, std::string *why)
     switch (h.type) {
     case Frame::end:
         if (h.len) break;
+        if (peer_end_) {
+            *why = "a second end frame (the peer's stream had already ended)";
+            return false;
+        }
         peer_end_ = true;
         return true;
     case Frame::read_req: return on_read_req(h, p, out, why);
@@ -173,11 +223,12 @@ bool Link::on_read_req(const Header &h, const char *p, Buffer &out, std::string 
         answer(out, Frame::read_done, h.tag, rc, len ? refused : "an empty read");
         return true;
     }
-    if (turns_.size() >= kMaxTurns) {
-        *why = "more than " + std::to_string(kMaxTurns) + " reads and writes in flight";
+    if (serving_ >= kMaxTurns) {
+        *why = "more than " + std::to_string(kMaxTurns) + " reads in flight to serve";
         return false;
     }
     turns_.push_back(Turn{true, h.tag, id, offset, len});
+    ++serving_;
     return true;
 }
 
@@ -304,14 +355,19 @@ bool Link::pump(Buffer &out)
             auto e = exposures_.find(t.id);
             if (e == exposures_.end()) { // revoked (or dropped) while being read: cut off
                 answer(out, Frame::read_done, t.tag, -TW_EREMOTEACCESS, "the exposure was revoked during the read");
+                --serving_;
                 continue;
             }
             std::string fields;
             put_u64(fields, t.done);
             put_frame(out, Frame::read_data, 0, t.tag, fields, e->second.data + t.offset + t.done, n);
             t.done += n;
-            if (t.done == t.len) answer(out, Frame::read_done, t.tag, 0, "");
-            else turns_.push_back(t);
+            if (t.done == t.len) {
+                answer(out, Frame::read_done, t.tag, 0, "");
+                --serving_;
+            } else {
+                turns_.push_back(t);
+            }
         } else {
             auto op = ops_.find(t.tag);
             if (op == ops_.end()) continue; // failed or dropped meanwhile
@@ -359,7 +415,8 @@ int Link::post(uint32_t op, const std::string &descriptor, uint64_t offset, void
                std::to_string(d.len);
         return -EINVAL;
     }
-    if (turns_.size() >= kMaxTurns) {
+    // This side's own transfers; the reads it serves have their own bound.
+    if (ops_.size() >= kMaxTurns) {
         *why = "more than " + std::to_string(kMaxTurns) + " transfers in flight";
         return -EAGAIN;
     }
@@ -392,21 +449,30 @@ void Link::fail_all(std::error_code code, const std::string &reason)
         RmaCallback cb = std::move(entry.second.done);
         completions_.push_back([cb, code, reason] { cb(code, reason); });
     }
-    ops_.clear();
-    turns_.clear();
-    read_requests_.clear();
-    exposures_.clear();
-    refused_writes_.clear();
+    forget_peer();
 }
 
 void Link::drop_all()
 {
+    forget_peer();
+    completions_.clear();
+}
+
+// The connection is over (or closing): nothing of the peer is read again,
+// so its bytes and this side's tables go now, not with the Connection
+// (which an application may keep long after).
+void Link::forget_peer()
+{
     ops_.clear();
     turns_.clear();
+    serving_ = 0;
     read_requests_.clear();
     exposures_.clear();
     refused_writes_.clear();
-    completions_.clear();
+    wire_in_.clear();
+    std::vector<char>().swap(frame_);
+    data_left_ = 0;
+    held_ = false;
 }
 
 } // namespace twinwire::rma

@@ -11,6 +11,9 @@
 #include <twinwire/buffer.hpp>
 #include <twinwire/rma.hpp>
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -26,11 +29,29 @@ public:
     void hello(Buffer &out);
     /// Raw bytes from the transport go here first.
     Buffer &wire_in() { return wire_in_; }
-    /// Parse what wire_in holds: stream bytes to `input`, RMA frames served
-    /// (answers queued on `out`).  False, with why, on a protocol error.
-    bool demux(Buffer &input, Buffer &out, std::string *why);
+    /// Parse what wire_in holds: stream bytes to `input` as they arrive
+    /// (a data frame is never buffered whole), RMA frames served (answers
+    /// queued on `out`).  A frame that makes this side answer or work waits
+    /// while `out` holds `out_limit` bytes or more: demux stops there and
+    /// held() turns true.  False, with why, on a protocol error.
+    bool demux(Buffer &input, Buffer &out, size_t out_limit, std::string *why);
+    /// demux with no limit on the output (tests and the fuzz target).
+    bool demux(Buffer &input, Buffer &out, std::string *why) { return demux(input, out, SIZE_MAX, why); }
     /// The peer sent its end of stream (an `end` frame).
     bool peer_ended() const { return peer_end_; }
+    /// demux stopped at a request because the output was full: the
+    /// connection stops reading until the peer has read its answers.
+    bool held() const { return held_; }
+    /// The output has room again: the next demux goes on where it stopped.
+    void release() { held_ = false; }
+    /// What the transport's last read said (0: end of stream, or an error)
+    /// while held: kept here, handled after the held frames.
+    void keep_transport_end(ssize_t last) { transport_end_ = last; }
+    /// The kept end, once (false when none was kept).
+    bool take_transport_end(ssize_t *last);
+    /// Bytes this side holds of the peer's that are not the application's
+    /// yet: wire bytes not parsed and the current frame (for tests).
+    size_t buffered() const { return wire_in_.size() + frame_.capacity(); }
 
     /// Stream bytes as frames.
     void frame_data(Buffer &out, const void *data, size_t len);
@@ -100,16 +121,21 @@ private:
     /// 0, or -TW_EREMOTEACCESS with why, for an access to [offset, offset+len).
     int check_access(uint64_t id, uint64_t key, uint64_t offset, uint64_t len, uint32_t mode, std::string *why) const;
     void answer(Buffer &out, Frame type, uint64_t tag, int status, const std::string &reason);
+    void forget_peer();
     void complete(Op &op, int status, std::string reason);
 
     Buffer wire_in_;
     bool hello_seen_ = false;
     bool peer_end_ = false;
+    bool held_ = false;
+    ssize_t transport_end_ = 1; ///< > 0: none kept
+    uint64_t data_left_ = 0; ///< payload bytes of the current data frame still to come
     uint64_t next_id_ = 1;
     uint64_t next_tag_ = 1;
     std::unordered_map<uint64_t, Exposure> exposures_;
     std::unordered_map<uint64_t, Op> ops_;
     std::deque<Turn> turns_;
+    size_t serving_ = 0; ///< turns_ that serve the peer's reads
     std::deque<Request> read_requests_;
     /// Writes from the peer with a refused chunk: the status its last chunk answers.
     std::map<uint64_t, std::pair<int, std::string>> refused_writes_;

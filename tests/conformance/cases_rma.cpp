@@ -290,6 +290,168 @@ TEST_CASE("RMA accesses out of bounds or of a mode not exposed are refused and t
     CHECK(memory == original);
 }
 
+/// One access of a sequence: its mode, range, and whether the exposing side
+/// must serve it.
+struct Access {
+    bool write;
+    uint64_t offset, len;
+    bool served;
+};
+
+/// Runs `accesses` one after the other with `desc` on `c`, each checked,
+/// then asks the server ("C <checksum>") whether its memory is `expected`
+/// (the served writes applied) and finishes.
+void run_accesses(Rig &rig, const ConnectionPtr &c, const std::string &desc, std::vector<Access> accesses,
+                  std::shared_ptr<std::string> expected, std::vector<std::string> &seen)
+{
+    auto step = std::make_shared<std::function<void(size_t)>>();
+    rig.keep.push_back(step);
+    auto *next = step.get();
+    auto local = std::make_shared<std::string>(8192, 'L');
+    *next = [&rig, &seen, c, desc, accesses, expected, local, next](size_t i) {
+        if (i == accesses.size()) {
+            c->write("C " + std::to_string(checksum(expected->data(), expected->size())) + "\n");
+            c->read_until("\n", 64, [&rig](Connection &, std::string line) {
+                CHECK(line == "SAME\n");
+                rig.finish();
+            });
+            return;
+        }
+        const Access a = accesses[i];
+        std::string what = std::string(a.write ? "write" : "read") + " of " + std::to_string(a.len) + " at " +
+                           std::to_string(a.offset);
+        auto done = [&seen, a, what, expected, local, next, i](std::error_code st, const std::string &r) {
+            seen.push_back(what + ": " + (st ? r : "served"));
+            INFO(what << ": " << r);
+            if (a.served) {
+                CHECK_FALSE(st);
+                if (!st && a.write) expected->replace(a.offset, a.len, local->substr(0, a.len));
+            } else {
+                CHECK(st == errc::remote_access_refused);
+            }
+            (*next)(i + 1);
+        };
+        std::string why;
+        std::error_code ec = a.write ? c->rma_write(desc, a.offset, local->data(), a.len, done, &why)
+                                     : c->rma_read(desc, a.offset, &(*local)[0], a.len, done, &why);
+        INFO(what << ": " << why);
+        REQUIRE_FALSE(ec);
+    };
+    (*next)(0);
+}
+
+/// The server's side: "C <checksum>" lines answered SAME or CHANGED.
+std::function<void(Connection &, const std::string &)> compare_memory(const std::string &memory)
+{
+    return [&memory](Connection &conn, const std::string &line) {
+        unsigned long long sum = 0;
+        REQUIRE(sscanf(line.c_str(), "C %llu", &sum) == 1);
+        conn.write(checksum(memory.data(), memory.size()) == sum ? "SAME\n" : "CHANGED\n");
+    };
+}
+
+TEST_CASE("the exposing side serves accesses that end exactly at the exposure's end and refuses one byte more "
+          "(forged length), offsets near 2^64 included",
+          "[rma]")
+{
+    Rig rig;
+    std::string memory = make_payload(4096, 12);
+    auto expected = std::make_shared<std::string>(memory);
+    RmaExposurePtr exposure;
+    serve_exposure(rig, memory, RmaAccess::read_write, exposure, compare_memory(memory));
+    std::vector<std::string> seen;
+    with_descriptor(rig, [&](const ConnectionPtr &c, const std::string &desc) {
+        if (c->rma_native()) {
+            seen.push_back("native: tests/rdma forges RDMA's descriptors");
+            return rig.finish();
+        }
+        // The initiator's checks pass everything below 2^64: the exposing side decides.
+        std::string big = forged(desc, UINT64_MAX, TW_RMA_READ | TW_RMA_WRITE);
+        const uint64_t max = UINT64_MAX;
+        run_accesses(rig, c, big,
+                     {{false, 0, 4096, true}, {false, 0, 4097, false}, {false, 4095, 1, true},
+                      {false, 4095, 2, false}, {false, 4096, 1, false}, {true, 4096 - 16, 16, true},
+                      {true, 4096 - 15, 16, false}, {true, 4095, 1, true}, {true, 4096, 1, false},
+                      {true, 0, 4096, true}, {true, 1, 4096, false}, {false, max - 4096, 4096, false},
+                      {true, max - 16, 16, false}, {false, max - 1, 1, false}, {false, 4096, max - 4096, false}},
+                     expected, seen);
+    });
+    rig.run();
+    for (const auto &s : seen) UNSCOPED_INFO(s);
+    CHECK(seen.size() >= 15);
+}
+
+TEST_CASE("a key forged for an exposure of the same connection is refused, reads and writes, and touches nothing",
+          "[rma]")
+{
+    Rig rig;
+    std::string shared = make_payload(4096, 13), secret = make_payload(4096, 14);
+    const std::string secret_before = secret;
+    auto expected = std::make_shared<std::string>(shared);
+    RmaExposurePtr exposure, hidden;
+    serve_exposure(rig, shared, RmaAccess::read_write, exposure, compare_memory(shared));
+    // Exposed first and never sent: its id is the sent one's minus one.
+    auto send_shared = rig.on_server;
+    rig.on_server = [&, send_shared](const ConnectionPtr &c) {
+        hidden = c->expose(&secret[0], secret.size(), RmaAccess::read_write);
+        REQUIRE(hidden);
+        send_shared(c);
+    };
+    std::vector<std::string> seen;
+    with_descriptor(rig, [&](const ConnectionPtr &c, const std::string &desc) {
+        if (c->rma_native()) {
+            seen.push_back("native: tests/rdma forges RDMA's descriptors");
+            return rig.finish();
+        }
+        uint64_t id = 0, key = 0;
+        std::memcpy(&id, &desc[4], 8);
+        std::memcpy(&key, &desc[12], 8);
+        id = le64toh(id);
+        key = le64toh(key);
+        auto with = [&desc](uint64_t new_id, uint64_t new_key) {
+            std::string d = desc;
+            new_id = htole64(new_id);
+            new_key = htole64(new_key);
+            std::memcpy(&d[4], &new_id, 8);
+            std::memcpy(&d[12], &new_key, 8);
+            return d;
+        };
+        // The sent exposure's own id with a wrong key, then the hidden
+        // one's id with the known key, and with a guessed one.
+        std::vector<std::string> forgeries = {with(id, key ^ 1), with(id, 0), with(id - 1, key),
+                                              with(id - 1, key + 1)};
+        auto steps = std::make_shared<std::function<void(size_t)>>();
+        rig.keep.push_back(steps);
+        auto *next = steps.get();
+        auto local = std::make_shared<std::string>(4096, 'F');
+        *next = [&, c, desc, forgeries, next, local](size_t i) {
+            if (i == forgeries.size()) {
+                // The true descriptor still works: the refusals were the key's.
+                return run_accesses(rig, c, desc, {{true, 0, 64, true}}, expected, seen);
+            }
+            auto d = forgeries[i];
+            REQUIRE_FALSE(c->rma_read(d, 0, &(*local)[0], 64, [&, c, d, i, next, local](std::error_code st,
+                                                                                      const std::string &r) {
+                seen.push_back("read: " + r);
+                CHECK(st == errc::remote_access_refused);
+                CHECK(r.find("no such exposure") != std::string::npos);
+                CHECK(*local == std::string(4096, 'F'));
+                REQUIRE_FALSE(c->rma_write(d, 0, local->data(), 4096, [&, i, next](std::error_code st2,
+                                                                                  const std::string &r2) {
+                    seen.push_back("write: " + r2);
+                    CHECK(st2 == errc::remote_access_refused);
+                    (*next)(i + 1);
+                }));
+            }));
+        };
+        (*next)(0);
+    });
+    rig.run();
+    for (const auto &s : seen) UNSCOPED_INFO(s);
+    CHECK(secret == secret_before);
+    CHECK((seen.size() == 1 || seen.size() == 9));
+}
+
 TEST_CASE("RMA after revoke is refused, revoke's callback runs later, and a write then changes nothing "
           "(native RDMA: the refused access ends the connection, as RC does)",
           "[rma]")

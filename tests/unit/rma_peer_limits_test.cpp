@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+// A hostile peer of the RMA emulation over TCP: a raw socket that speaks the
+// frame format (docs/rma.md) against a server whose connections enable RMA.
+// What it sends must cost the server a stated, bounded amount of memory:
+// requests it never reads the answers of pause it, then cut it off; a data
+// frame of any declared length meets the application's own record limit;
+// stream bytes after its end frame never reach the application.
+#include "../sanitizer_stretch.hpp"
+#include "serve_while.hpp"
+#include "socket_client.hpp"
+#include "tcp_config.hpp"
+
+#include "rma_wire.hpp"
+
+#include <twinwire/runtime.hpp>
+#include <twinwire/transport.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+using namespace twinwire;
+using namespace twinwire::rma;
+using namespace std::chrono_literals;
+using twinwire::test::sanitizer_stretch;
+using twtest::serve_while;
+
+namespace {
+
+std::string frame(Frame type, uint8_t flags, uint64_t tag, const std::string &payload, uint32_t len)
+{
+    char h[kHeaderSize];
+    put_header(h, Header{len, type, flags, tag});
+    return std::string(h, sizeof h) + payload;
+}
+
+std::string frame(Frame type, uint8_t flags, uint64_t tag, const std::string &payload)
+{
+    return frame(type, flags, tag, payload, static_cast<uint32_t>(payload.size()));
+}
+
+std::string hello(uint32_t version = kVersion)
+{
+    std::string p;
+    put_u32(p, kMagic);
+    put_u32(p, version);
+    return frame(Frame::hello, 0, 0, p);
+}
+
+/// Exactly n bytes from a blocking socket, or fewer after 5 s without one.
+std::string read_exactly(const SocketClient &c, size_t n)
+{
+    std::string got;
+    while (got.size() < n) {
+        pollfd p{c.fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0) break;
+        char buf[4096];
+        ssize_t r = ::recv(c.fd, buf, std::min(sizeof buf, n - got.size()), 0);
+        if (r <= 0) break;
+        got.append(buf, static_cast<size_t>(r));
+    }
+    return got;
+}
+
+/// Sends `unit` again and again, never reading, until `max_total` bytes
+/// went out, the connection failed, or the socket took nothing for
+/// `stall_ms` (the server stopped reading).  Returns the bytes sent.
+size_t send_until_stalled(int fd, const std::string &unit, size_t max_total, int stall_ms, bool *stalled)
+{
+    size_t sent = 0, at = 0;
+    *stalled = false;
+    while (sent < max_total) {
+        ssize_t n = ::send(fd, unit.data() + at, unit.size() - at, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            sent += static_cast<size_t>(n);
+            at = (at + static_cast<size_t>(n)) % unit.size();
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) break;
+        pollfd p{fd, POLLOUT, 0};
+        int r = poll(&p, 1, stall_ms);
+        if (r == 0) {
+            *stalled = true;
+            break;
+        }
+        if (r < 0 || (p.revents & (POLLERR | POLLHUP))) break;
+    }
+    return sent;
+}
+
+size_t rss_bytes()
+{
+    long pages = 0, resident = 0;
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    if (f) {
+        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        std::fclose(f);
+    }
+    return static_cast<size_t>(resident) * 4096;
+}
+
+bool wait_for(const std::atomic<bool> &flag, std::chrono::milliseconds bound)
+{
+    auto until = std::chrono::steady_clock::now() + bound;
+    while (!flag && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    return flag;
+}
+
+/// A server whose connections enable RMA and expose 4096 bytes, sending the
+/// descriptor as their first stream bytes; it records how its one
+/// connection ended and the most output it ever held.
+struct Server {
+    Runtime rt;
+    std::shared_ptr<Listener> listener;
+    std::string memory = std::string(4096, 'm');
+    std::weak_ptr<Connection> conn;
+    RmaExposurePtr exposure;
+    CloseInfo end;
+    std::atomic<bool> ended{false};
+    size_t max_output = 0;
+    size_t rss_base = 0, rss_max = 0;
+    std::function<void(const ConnectionPtr &)> setup;
+    std::unique_ptr<Timer> sampler;
+
+    static Config config(size_t limit, unsigned stall_ms)
+    {
+        Config c = tcp_config(1);
+        c.set("write_buffer_limit", std::to_string(limit));
+        c.set("shutdown_timeout_ms", std::to_string(stall_ms));
+        return c;
+    }
+
+    Server(size_t limit, unsigned stall_ms) : rt(config(limit, stall_ms))
+    {
+        rt.start();
+        sampler = std::make_unique<Timer>(rt.loop(0), [this] {
+            if (auto c = conn.lock()) max_output = std::max(max_output, c->output_queued());
+            if (rss_base) rss_max = std::max(rss_max, rss_bytes());
+        });
+        listener = rt.listen({}, [this](const ConnectionPtr &c) {
+            std::string why;
+            if (!c->enable_rma(&why)) FAIL("enable_rma: " << why);
+            conn = c;
+            exposure = c->expose(&memory[0], memory.size(), RmaAccess::read_write, &why);
+            REQUIRE(exposure);
+            c->write(exposure->descriptor());
+            c->on_close([this](Connection &, const CloseInfo &info) {
+                end = info;
+                ended = true;
+            });
+            rss_base = rss_max = rss_bytes();
+            if (setup) setup(c);
+        });
+        sampler->start(2ms, 2ms);
+    }
+
+    /// The client's side of the start: the server's hello and descriptor
+    /// read, this side's hello sent.  The descriptor, or "" on failure.
+    static std::string start(const SocketClient &c)
+    {
+        std::string got = read_exactly(c, 24 + kHeaderSize + kDescriptorSize);
+        if (got.size() != 24 + kHeaderSize + kDescriptorSize || !c.send_all(hello())) return {};
+        return got.substr(24 + kHeaderSize);
+    }
+};
+
+} // namespace
+
+TEST_CASE("a peer that sends RMA requests and never reads the answers is paused at write_buffer_limit, then cut off "
+          "after shutdown_timeout_ms; the server's memory stays within the stated bound",
+          "[rma-limits]")
+{
+    enum Kind { refused_read, refused_write, empty_write };
+    const Kind kind = GENERATE(refused_read, refused_write, empty_write);
+    const size_t limit = 256 * 1024;
+    // The peer sees the pause well within the server's stall bound.
+    const unsigned stall_ms = static_cast<unsigned>(1000 * sanitizer_stretch());
+    const int pause_ms = static_cast<int>(200 * sanitizer_stretch());
+    Server server(limit, stall_ms);
+    size_t sent = 0;
+    bool stalled = false;
+    std::string client_error;
+    serve_while(server.rt, [&] {
+        SocketClient client(server.listener->port());
+        std::string desc = Server::start(client);
+        Descriptor d;
+        std::string why;
+        if (!decode(desc, &d, &why)) {
+            client_error = "no descriptor from the server: " + why;
+            return;
+        }
+        // One unit of requests: 64 KiB of frames of one kind.
+        std::string unit;
+        for (uint64_t tag = 1; unit.size() < 65536; ++tag) {
+            std::string p;
+            put_u64(p, kind == empty_write ? d.id : d.id + 7);
+            put_u64(p, kind == empty_write ? d.key : 0);
+            put_u64(p, kind == empty_write ? 4096 : 0);
+            if (kind == refused_read) {
+                put_u64(p, 64);
+                unit += frame(Frame::read_req, 0, tag, p);
+            } else {
+                unit += frame(Frame::write_data, kLast, tag, p);
+            }
+        }
+        // 64 MiB of requests answered at once would queue 20-140 MiB.
+        sent = send_until_stalled(client.fd, unit, 64u << 20, pause_ms, &stalled);
+        // Paused, the server cuts the peer off after stall_ms without progress.
+        wait_for(server.ended, std::chrono::milliseconds(10 * stall_ms + 5000));
+    });
+    INFO("sent " << sent << " bytes of requests; the server held at most " << server.max_output
+                 << " bytes of output; resident grew by " << (server.rss_max - server.rss_base) / 1024 << " KiB");
+    REQUIRE(client_error.empty());
+    CHECK(stalled);
+    CHECK(sent < (64u << 20));
+    // The answers count against write_buffer_limit: past it by one answer at most.
+    CHECK(server.max_output < limit + kHeaderSize + 4 + 200);
+    REQUIRE(server.ended);
+    CHECK(server.end.code == errc::timed_out);
+    CHECK(server.end.reason.rfind("RMA: the peer has not read its answers for " + std::to_string(stall_ms) + " ms", 0) ==
+          0);
+    // docs/rma.md's bound: output + one read event (4 MiB + read_buffer_size)
+    // + a frame + the tables; 24 MiB of slack for the allocator and the test.
+    const size_t bound = limit + (4u << 20) + (64u << 10) + 2 * (kHeaderSize + kMaxPayload) + (2u << 20);
+    CHECK(server.rss_max - server.rss_base < bound + (24u << 20));
+    // Nothing of the connection is kept after it ended.
+    CHECK(server.conn.expired());
+}
+
+TEST_CASE("a data frame that declares 4 GiB meets the application's record limit as on a raw stream", "[rma-limits]")
+{
+    Server server(64u << 20, 5000);
+    std::atomic<bool> record{false};
+    server.setup = [&](const ConnectionPtr &c) {
+        c->read_until("\n", 300, [&](Connection &, std::string) { record = true; });
+    };
+    serve_while(server.rt, [&] {
+        SocketClient client(server.listener->port());
+        if (Server::start(client).size() != kDescriptorSize) return;
+        client.send_all(frame(Frame::data, 0, 0, "", UINT32_MAX));
+        bool stalled = false;
+        send_until_stalled(client.fd, std::string(65536, 'x'), 64u << 20, 2000 * sanitizer_stretch(), &stalled);
+        wait_for(server.ended, std::chrono::milliseconds(5000 * sanitizer_stretch()));
+    });
+    REQUIRE(server.ended);
+    CHECK_FALSE(record);
+    CHECK(server.end.code == errc::record_too_long);
+    CHECK(server.end.reason.find("no delimiter within 300 bytes") != std::string::npos);
+}
+
+TEST_CASE("stream bytes after the peer's end frame close the connection with a protocol error and never reach the "
+          "application",
+          "[rma-limits]")
+{
+    Server server(64u << 20, 5000);
+    std::string got;
+    bool eof = false;
+    server.setup = [&](const ConnectionPtr &c) {
+        c->on_data([&](Connection &, Buffer &in) { got += in.take(in.size()); });
+        c->on_eof([&](Connection &) { eof = true; });
+    };
+    serve_while(server.rt, [&] {
+        SocketClient client(server.listener->port());
+        if (Server::start(client).size() != kDescriptorSize) return;
+        client.send_all(frame(Frame::data, 0, 0, "before\n") + frame(Frame::end, 0, 0, "") +
+                        frame(Frame::data, 0, 0, "after\n"));
+        wait_for(server.ended, std::chrono::milliseconds(5000 * sanitizer_stretch()));
+    });
+    CHECK(got == "before\n");
+    CHECK(eof);
+    REQUIRE(server.ended);
+    CHECK(server.end.code == errc::protocol_mismatch);
+    CHECK(server.end.reason ==
+          "RMA: stream bytes after the peer's end of stream (a data frame of 6 bytes after its end frame)");
+}
+
+TEST_CASE("a hello of another RMA emulation version is told the versions", "[rma-limits]")
+{
+    Server server(64u << 20, 5000);
+    serve_while(server.rt, [&] {
+        SocketClient client(server.listener->port());
+        read_exactly(client, 24 + kHeaderSize + kDescriptorSize);
+        client.send_all(hello(2));
+        wait_for(server.ended, std::chrono::milliseconds(5000 * sanitizer_stretch()));
+    });
+    REQUIRE(server.ended);
+    CHECK(server.end.code == errc::protocol_mismatch);
+    CHECK(server.end.reason == "RMA: the peer speaks RMA emulation version 2, this side 1");
+}
