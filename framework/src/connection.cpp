@@ -220,10 +220,13 @@ void Connection::handle_read()
     if (rma_ && rma_->held()) return;
     Buffer &target = rma_ ? rma_->wire_in() : input_;
     size_t total = 0;
-    ssize_t last = 0;
+    // Frames still unparsed after a hold count against this event's reads:
+    // the link never holds more than one event's worth of the peer's bytes.
+    size_t room = kMaxReadPerEvent - (rma_ ? std::min(target.size(), kMaxReadPerEvent) : 0);
+    ssize_t last = room ? 0 : -EAGAIN;
     // The transport's end, read before a hold, comes after the held frames.
     bool kept_end = rma_ && rma_->take_transport_end(&last);
-    while (!kept_end && total < kMaxReadPerEvent) {
+    while (!kept_end && total < room) {
         size_t reserved = 0;
         last = read_into(target, &reserved);
         if (last <= 0) break;

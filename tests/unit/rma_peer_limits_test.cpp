@@ -231,6 +231,58 @@ TEST_CASE("a peer that sends RMA requests and never reads the answers is paused 
     CHECK(server.conn.expired());
 }
 
+TEST_CASE("a peer that reads its answers slowly while sending requests flat out is served at its pace; the server "
+          "holds no more of its requests than one read event",
+          "[rma-limits]")
+{
+    const size_t limit = 256 * 1024;
+    Server server(limit, static_cast<unsigned>(5000 * sanitizer_stretch()));
+    size_t sent = 0, answers = 0;
+    std::string client_error;
+    serve_while(server.rt, [&] {
+        SocketClient client(server.listener->port());
+        if (Server::start(client).size() != kDescriptorSize) {
+            client_error = "no descriptor from the server";
+            return;
+        }
+        std::string unit;
+        for (uint64_t tag = 1; unit.size() < 65536; ++tag) {
+            std::string p;
+            for (uint64_t v : {uint64_t(99), uint64_t(0), uint64_t(0), uint64_t(64)}) put_u64(p, v);
+            unit += frame(Frame::read_req, 0, tag, p);
+        }
+        // Every resume of the server reads more of what waits in its
+        // socket; 64 KiB taken every 10 ms makes hundreds of them.
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+        size_t at = 0;
+        char buf[65536];
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{client.fd, POLLOUT, 0};
+            while (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
+                ssize_t n = ::send(client.fd, unit.data() + at, unit.size() - at, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n <= 0) break;
+                sent += static_cast<size_t>(n);
+                at = (at + static_cast<size_t>(n)) % unit.size();
+            }
+            ssize_t got = ::recv(client.fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (got > 0) answers += static_cast<size_t>(got);
+            if (got == 0) {
+                client_error = "the server closed the connection";
+                return;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+    });
+    INFO("sent " << sent << " bytes of requests, read " << answers << " bytes of answers; the server held at most "
+                 << server.max_output << " bytes of output; resident grew by "
+                 << (server.rss_max - server.rss_base) / 1024 << " KiB");
+    CHECK(client_error.empty());
+    CHECK(answers > 0);
+    CHECK(server.max_output < limit + kHeaderSize + 4 + 200);
+    const size_t bound = limit + (4u << 20) + (64u << 10) + 2 * (kHeaderSize + kMaxPayload) + (2u << 20);
+    CHECK(server.rss_max - server.rss_base < bound + (24u << 20));
+}
+
 TEST_CASE("a data frame that declares 4 GiB meets the application's record limit as on a raw stream", "[rma-limits]")
 {
     Server server(64u << 20, 5000);
