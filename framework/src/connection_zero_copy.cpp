@@ -102,8 +102,11 @@ ssize_t Connection::write_lent(size_t min_len, const FillHandler &fill)
     buf.len = len > buf.cap ? buf.cap : len;
     int rc = ops.send_buf_submit(conn_, &buf);
     if (rc < 0) {
+        // The bytes `fill` consumed are lost: the stream cannot go on, so
+        // the connection ends, and the caller hears it (0 would read as
+        // "nothing sent, try again", and a loop feeding it would spin).
         finish(code_from_transport(rc), rc, error_text("send_buf_submit", rc), false, true);
-        return 0;
+        return rc;
     }
     if (buf.len > 0) note_write_progress();
     return static_cast<ssize_t>(buf.len);

@@ -17,7 +17,8 @@ _procs = []
 
 def _cleanup():
     for p in _procs:
-        p.kill()
+        if p.poll() is None:
+            p.kill()
         p.wait()
     shutil.rmtree(WORK, ignore_errors=True)
 
@@ -32,13 +33,18 @@ def skip(why):
 
 def start_kvd(kvd, *args):
     """twinwire-kvd on a port of its choosing; returns the port."""
+    return start_kvd_process(kvd, *args)[1]
+
+
+def start_kvd_process(kvd, *args):
+    """twinwire-kvd on a port of its choosing; returns (its Popen, the port, its log file)."""
     log = os.path.join(WORK, 'kvd-%d.log' % len(_procs))
     p = subprocess.Popen([kvd, '--port', '0', '--log-file', log] + list(args))
     _procs.append(p)
     for _ in range(600):
         m = re.search(r' serving on [^ ]*:(\d+) over ', open(log).read() if os.path.exists(log) else '')
         if m:
-            return int(m.group(1))
+            return p, int(m.group(1)), log
         if p.poll() is not None:
             break
         time.sleep(0.1)

@@ -17,6 +17,9 @@ size_t write_through_lent(Connection &conn, const char *data, size_t len, bool *
             std::memcpy(buf, data + sent, take); // filling the lent buffer is the one copy
             return take;
         });
+        // Any other result ends the loop too: -EBUSY and the like leave the
+        // rest to the caller's copy, and a failed send ended the connection
+        // (the caller's write then fails, and on_close follows).
         if (n <= 0) {
             *would_block = n == -EAGAIN;
             break;

@@ -39,12 +39,18 @@ bool LentReplies::send_in_place(std::string &pending, std::initializer_list<std:
     for (std::string_view p : pieces)
         if (!p.empty()) cursor.rest.push_back(p);
     auto fill = [&cursor](char *dst, size_t cap) { return cursor.fill(dst, cap); };
-    // The first buffer decides: none lent now means the caller copies as before.
-    if (conn_.write_lent(0, fill) <= 0) return false;
-    while (!cursor.done()) {
-        if (conn_.write_lent(0, fill) > 0) continue;
-        // No buffer free now (or output queued): the rest is copied and queued,
-        // in order after what went.
+    // The first buffer decides: none lent now means the caller copies as
+    // before, unless the connection is over (then there is nobody to copy for).
+    ssize_t n = conn_.write_lent(0, fill);
+    if (n <= 0 && conn_.is_open()) return false;
+    // Every pass either sends bytes or ends the loop: a write that fails
+    // (the connection ended, or the copy would pass write_buffer_limit)
+    // stops it, as nothing after a lost piece may follow in the stream.
+    while (n > 0 && !cursor.done()) {
+        n = conn_.write_lent(0, fill);
+        if (n > 0 || !conn_.is_open()) continue;
+        // No buffer free now (or output queued): the rest is copied and
+        // queued, in order after what went.
         for (; !cursor.done(); ++cursor.at) {
             if (!conn_.write(cursor.rest[cursor.at])) {
                 conn_.abort(); // over write_buffer_limit: the stream cannot be completed

@@ -23,6 +23,8 @@ public:
     /// Send `pending` (the replies before this one), then `pieces`, in
     /// order, and clear `pending`.  False, with nothing sent, when no send
     /// buffer can be lent now: the caller appends to the reply buffer instead.
+    /// A write that fails on the way ends the connection and the sending:
+    /// true then, the rest dropped with the connection.
     virtual bool send_in_place(std::string &pending, std::initializer_list<std::string_view> pieces) = 0;
 };
 

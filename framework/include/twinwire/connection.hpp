@@ -152,7 +152,13 @@ public:
     /// bytes sent, or without running `fill` a negative code: -EAGAIN (no
     /// buffer free now: on_drain runs when the transport takes more), -EBUSY
     /// (output is queued: write() keeps the order), -EOPNOTSUPP (the
-    /// transport lends none), -EMSGSIZE (min_len too large), -ENOTCONN.
+    /// transport lends none), -EMSGSIZE (min_len too large), -ENOTCONN (the
+    /// connection is closing or ended: is_open() is false), or the
+    /// transport's error for a buffer it could not lend.  When sending what
+    /// `fill` wrote fails, the connection ends (is_open() turns false,
+    /// on_close follows) and the transport's negative code (-ECONNRESET,
+    /// -EPIPE, ...) is returned: a loop feeding write_lent must stop on any
+    /// result <= 0 that it does not wait on (-EAGAIN) or copy for (-EBUSY).
     ssize_t write_lent(size_t min_len, const FillHandler &fill);
 
     /// Output queued above the high watermark (see the class comment).
