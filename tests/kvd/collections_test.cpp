@@ -161,6 +161,24 @@ TEST_CASE("ZADD orders members by score then bytes; ZPOPMIN, ZRANGE and ZSCORE r
     CHECK(is_int(f.call({"DBSIZE"}), 0)); // refused ZADDs created nothing
 }
 
+TEST_CASE("ZADD reads a score as redis-server 7 does: out of range or blank-led is not a valid float, inf is",
+          "[kvd][zsets]")
+{
+    // Checked against redis-server 7.0.15 (same_replies_as_redis.py compares them live).
+    SessionFixture f;
+    for (const char *bad : {"1e400", "-1e400", "1e-400", "nan", " 1", "\n1", "\v1", "1 ", "", "x"}) {
+        CAPTURE(bad);
+        CHECK(is_error(f.call({"ZADD", "z", bad, "m"}), "ERR value is not a valid float"));
+    }
+    CHECK(is_error(f.call({"ZADD", "z", std::string("1\0", 2), "m"}), "ERR value is not a valid float"));
+    CHECK(is_int(f.call({"DBSIZE"}), 0));
+    CHECK(is_int(f.call({"ZADD", "z", "inf", "a", "-infinity", "b", "4.9e-324", "c", "0x10", "d"}), 4));
+    CHECK(is_int(f.call({"ZADD", "z", "1" + std::string(300, '0'), "e"}), 1)); // 1e300: long, in range
+    CHECK(f.call({"ZSCORE", "z", "a"}).text == "inf");
+    CHECK(f.call({"ZSCORE", "z", "c"}).text == "4.9406564584124654e-324");
+    CHECK(f.call({"ZSCORE", "z", "d"}).text == "16");
+}
+
 TEST_CASE("a key of one type answers WRONGTYPE to another type's commands; SET replaces any type",
           "[kvd][types]")
 {

@@ -3,7 +3,7 @@
 """twinwire-kvd and redis-server side by side: every line of
 default_benchmark_commands.txt (what redis-benchmark's default tests send,
 their edge cases and WRONGTYPE) gets the same reply, byte for byte, from
-both; replies whose order Redis leaves open (SMEMBERS, HGETALL, SPOP, KEYS,
+both, as do ZADD's scores out of range, blank-led or infinite; replies whose order Redis leaves open (SMEMBERS, HGETALL, SPOP, KEYS,
 SCAN) are compared as sets.  TAP; exit 77 without redis-server.
 
   same_replies_as_redis.py KVD COMMANDS EXPECTED
@@ -108,6 +108,22 @@ def main():
     tap.check('%s is what redis-server answers them' % os.path.basename(expected), got == want,
               'first difference at output line %d' % next((i + 1 for i, (a, b) in enumerate(zip(got, want)) if a != b),
                                                       min(len(got), len(want)) + 1))
+
+    # Scores as redis-server reads them (issue 42 F8: kvd stored 1e400 as inf).
+    differ = []
+    scores = [b'1e400', b'-1e400', b'1e-400', b'4.9e-324', b'2.5e-324', b'1e308', b'inf', b'-inf', b'+inf',
+              b'infinity', b'nan', b' 1', b'\n1', b'\x0b1', b'1 ', b'1\n', b'', b'0x10', b'1\x001',
+              b'1' + b'0' * 300, b'0.' + b'0' * 400 + b'1']
+    # Not -0: redis-server 7 answers ZSCORE 0 in a small set (listpack), -0 in a large one; kvd keeps -0.
+    for v in scores:
+        for c in (redis, ours):
+            c.call('DEL', 'zscores')
+        theirs = [redis.call('ZADD', 'zscores', v, 'm'), redis.call('ZSCORE', 'zscores', 'm')]
+        mine = [ours.call('ZADD', 'zscores', v, 'm'), ours.call('ZSCORE', 'zscores', 'm')]
+        if theirs != mine:
+            differ.append('ZADD zscores %r m, ZSCORE\n  redis-server: %r\n  twinwire-kvd: %r' % (v[:40], theirs, mine))
+    tap.check('ZADD takes and refuses the same %d scores as redis-server (1e400, 1e-400, inf, blanks, ...)' %
+              len(scores), not differ, *differ)
 
     # Replies whose order (or choice) Redis leaves open.
     for c in (redis, ours):

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "integer_text.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -14,16 +15,19 @@ namespace {
 
 constexpr const char *kNotFloat = "ERR value is not a valid float";
 
-/// A score as Redis reads one: what strtod takes whole, no leading blank, not NaN.
+/// A score as redis-server 7 reads one (getDoubleFromObject): what strtod
+/// takes whole, not led by white space, not NaN, and in range: "inf" is a
+/// score, 1e400 (HUGE_VAL with ERANGE) and 1e-400 (0 with ERANGE) are not;
+/// a subnormal (ERANGE, not 0) is kept.
 bool parse_score(std::string_view text, double &out)
 {
-    if (text.empty() || text.size() > 255 || text[0] == ' ' || text[0] == '\t') return false;
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
     const std::string copy(text);
     char *end = nullptr;
     errno = 0;
     out = std::strtod(copy.c_str(), &end);
     if (end != copy.c_str() + copy.size() || std::isnan(out)) return false;
-    return !(errno == ERANGE && !std::isinf(out) && out != 0); // overflow is inf, which Redis takes
+    return !(errno == ERANGE && (std::isinf(out) || out == 0));
 }
 
 void score_pairs(Reply &reply, const SortedSet &zset, size_t first, size_t last, bool with_scores)
