@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <climits>
 #include <unistd.h>
 
@@ -78,6 +79,32 @@ void define_options(CLI::App &app, CommandLine &cl)
     app.add_flag("--version", cl.version, "print the version");
 }
 
+/// "-x", "--name": not "-" (a file name by convention) nor a negative number.
+bool looks_like_option(const std::string &arg)
+{
+    return arg.size() >= 2 && arg[0] == '-' && !std::isdigit(static_cast<unsigned char>(arg[1])) && arg[1] != '.';
+}
+
+// CLI11 takes the argument after an option that needs a value as that value
+// even when it is another option: `--pidfile --check-config` would name the
+// pidfile "--check-config" and start the daemon instead of checking.  A value
+// that looks like an option is meant only in the --name=VALUE form.
+void refuse_options_as_values(const CLI::App &app, int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") return;
+        if (!looks_like_option(arg) || arg.find('=') != std::string::npos) continue;
+        const CLI::Option *opt = app.get_option_no_throw(arg);
+        if (!opt || opt->get_items_expected_min() == 0) continue; // unknown (reported later) or a flag
+        const std::string next = argv[i + 1];
+        if (looks_like_option(next))
+            throw UsageError(arg + " needs a value, but the next argument '" + next +
+                             "' is an option (for a value that starts with '-', write " + opt->get_name() + "=VALUE)");
+        ++i; // its value
+    }
+}
+
 } // namespace
 
 CommandLine parse_command_line(int argc, char **argv)
@@ -85,6 +112,7 @@ CommandLine parse_command_line(int argc, char **argv)
     CommandLine cl;
     CLI::App app;
     define_options(app, cl);
+    refuse_options_as_values(app, argc, argv);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {
@@ -119,6 +147,7 @@ std::string usage_text(const twinwire::Config &config)
         "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line (--set and the options\n"
         "above in order: the last one wins).\n"
         "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file.\n"
+        "SIGALRM, SIGPIPE: ignored.  SIGUSR1, SIGUSR2: end the process (as redis-server).\n"
         "\n"
         "Configuration keys (default):\n";
     for (const twinwire::ConfigKey &k : config.schema()) {

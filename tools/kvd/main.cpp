@@ -25,6 +25,17 @@
 
 namespace {
 
+/// What the serving line adds for transports only this process can reach:
+/// the framework's in-memory test transport, pair (docs/test-transports.md),
+/// listens on an address and port of a namespace inside the process.  The
+/// framework has no such property to ask, so the name is known here.
+std::string reach_note(const std::string &transports)
+{
+    const std::string names = "+" + transports + "+";
+    if (names.find("+pair+") == std::string::npos) return "";
+    return " - pair is in-process only: no other process can connect to it";
+}
+
 void tell_service_manager(const std::string &state)
 {
     std::string why = kvd::notify_service_manager(state);
@@ -61,16 +72,17 @@ int serve(twinwire::Config config, kvd::Settings settings, const std::string &co
                ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:",
                log_file.c_str());
     });
-    TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d",
+    const std::string reach = reach_note(server.listening_transports());
+    TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d%s",
             KVD_VERSION, runtime.config().listen_address().c_str(), server.port(),
             server.listening_transports().c_str(), runtime.transport_name().c_str(),
-            runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()));
+            runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()), reach.c_str());
     if (daemon) daemon->ready();
     // Type=notify: systemd counts the service as started only now, and shows
     // the STATUS line in `systemctl status`.
     const std::string status = "serving on " + runtime.config().listen_address() + ":" +
                                std::to_string(server.port()) + " over " + server.listening_transports() +
-                               " (transport " + runtime.transport_name() + ")";
+                               " (transport " + runtime.transport_name() + ")" + reach;
     tell_service_manager("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(getpid()));
     runtime.run();
     tell_service_manager("STOPPING=1\nSTATUS=stopped");
@@ -122,7 +134,11 @@ int main(int argc, char **argv)
                     kvd::effective_config_text(config).c_str());
         return 0;
     }
+    // As redis-server: a stray SIGALRM (nothing here sets a timer) or a
+    // write to a closed socket does not end the daemon.  SIGUSR1/SIGUSR2
+    // keep their default, which ends it, as they end redis-server.
     std::signal(SIGPIPE, SIG_IGN);
+    std::signal(SIGALRM, SIG_IGN);
 
     const std::string log_file = config.log_file();
     std::optional<kvd::Daemonizer> daemon;
