@@ -13,9 +13,11 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -135,4 +137,37 @@ TEST_CASE("a lent reply to a client that closed ends when a lent write fails, an
     CHECK(s.outcome.returned);
     CHECK(s.outcome.pending_cleared);
     CHECK_FALSE(s.outcome.open_after);
+}
+
+TEST_CASE("write_lent reports a send that failed after fill as the transport's negative code, and the connection ends",
+          "[kvd][lent]")
+{
+    // The contract send_in_place relies on (connection.hpp): 0 would read as
+    // "nothing sent", and a loop feeding write_lent would go round again.
+    LentServer s(tcp_config(1), "");
+    s.listen(true);
+    auto client = std::make_unique<SocketClient>(s.listener->port());
+    ssize_t last = 1;
+    bool open_after = true;
+    serve_until_done(s, [&] {
+        REQUIRE(client->send_all("GO"));
+        wait_or_exit(s.got_go, "the server's read of GO");
+        client.reset(); // a FIN; the first bytes sent draw a reset
+        s.rt.loop(0).post([&] {
+            // Loopback answers the first segment with a reset at once: a
+            // few buffers at most go before a send fails.
+            for (int i = 0; i < 1000 && last > 0; ++i)
+                last = s.held->write_lent(0, [](char *buf, size_t cap) {
+                    std::memset(buf, 'v', cap);
+                    return cap;
+                });
+            open_after = s.held->is_open();
+            s.outcome.done = true;
+        });
+    });
+    CAPTURE(last);
+    CHECK(last < 0);
+    CHECK(last != -EAGAIN);
+    CHECK(last != -EBUSY);
+    CHECK_FALSE(open_after);
 }
