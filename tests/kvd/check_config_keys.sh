@@ -32,7 +32,7 @@ expect 1 "unknown key(s) for the rdma transport: rdma.windw (command line --set)
 expect 0 "rdma.window = 8" --check-config --transport tcp --set "plugin_path=$plugin" --set rdma.window=8
 expect 1 "keys of transport 'foo', whose plugin cannot be loaded to check them" \
     --check-config --transport tcp --set plugin_path=/nonexistent --set foo.window=1
-expect 1 "is a directory, not a configuration file" --check-config --config /tmp
+expect 1 "/tmp: is a directory; a configuration file must be a regular file" --check-config --config /tmp
 expect 0 "tcp.*: tcp.nodelay, tcp.linger_ms" --help
 if [ -n "$rdma_dir" ]; then
     for mode in tcp auto rdma; do
