@@ -42,7 +42,9 @@ def outcome(proc, port, sig):
         status = proc.wait(timeout=1.0)  # a signal that ends it ends it at once
     except subprocess.TimeoutExpired:
         # Alive: it must still answer (a PING also proves the signal was taken).
-        return 'serves' if pings(port) else 'alive but deaf'
+        if not pings(port):
+            return 'alive but deaf'
+        return 'serves' if proc.poll() is None else 'ended after answering PING'
     if status == -sig:
         return 'ended by ' + signal.Signals(sig).name
     return 'ended with status %r' % status
