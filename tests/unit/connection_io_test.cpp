@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The Connection's input helpers (read_until, read_exactly), write
 // watermarks and read/write/idle timeouts, over real loops and sockets.
+#include "../sanitizer_stretch.hpp"
 #include "socket_client.hpp"
 #include "tcp_config.hpp"
 
@@ -167,16 +168,20 @@ TEST_CASE("watermarks that do not satisfy low < high <= write_buffer_limit are r
     Runtime rt(tcp_config(1));
     rt.start();
     bool equal = true, too_high = true, good = false;
+    std::atomic<bool> accepted{false};
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
         equal = c->set_write_watermarks(4096, 4096);
         too_high = c->set_write_watermarks(0, size_t(1) << 40);
         good = c->set_write_watermarks(0, 8192);
+        accepted = true;
     });
     serve_while(rt, [&] {
         SocketClient client(listener->port());
-        client.send_all("x");
-        client.read_to_end(200);
+        // Until the accept handler ran (25 s: below serve_while's watchdog).
+        const auto deadline = std::chrono::steady_clock::now() + 25s;
+        while (!accepted && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
     });
+    REQUIRE(accepted);
     CHECK_FALSE(equal);
     CHECK_FALSE(too_high);
     CHECK(good);
@@ -185,8 +190,11 @@ TEST_CASE("watermarks that do not satisfy low < high <= write_buffer_limit are r
 TEST_CASE("a read timeout closes a silent connection with ETIMEDOUT naming read_timeout_ms; bytes reset it",
           "[connection][io]")
 {
+    // Sanitized builds stretch the timeout, and the sends with it: a TSan
+    // process on a busy host can sit still for 500 ms, longer than 300 - 100.
+    const long long stretch = twinwire::test::sanitizer_stretch(), timeout_ms = 300 * stretch;
     Config config = tcp_config(1);
-    config.set("read_timeout_ms", "300");
+    config.set("read_timeout_ms", std::to_string(timeout_ms));
     Runtime rt(config);
     rt.start();
     CloseInfo end;
@@ -198,16 +206,16 @@ TEST_CASE("a read timeout closes a silent connection with ETIMEDOUT naming read_
     bool ended = false;
     serve_while(rt, [&] {
         SocketClient client(listener->port());
-        for (int i = 0; i < 5; ++i) { // 5 x 100 ms: longer than the timeout, never silent that long
+        for (int i = 0; i < 5 * stretch; ++i) { // 5 x 100 ms a stretch: longer than the timeout, never silent that long
             std::this_thread::sleep_for(100ms);
             client.send_all("k");
         }
-        client.read_to_end(5000, &ended);
+        client.read_to_end(20000, &ended);
     });
-    CHECK(seen == "kkkkk");
+    CHECK(seen == std::string(5 * stretch, 'k'));
     CHECK(ended);
     CHECK(end.error == -ETIMEDOUT);
-    CHECK(end.reason == "read_timeout_ms: nothing received for 300 ms");
+    CHECK(end.reason == "read_timeout_ms: nothing received for " + std::to_string(timeout_ms) + " ms");
 }
 
 TEST_CASE("a write timeout closes a connection whose peer stops reading, naming write_timeout_ms",
@@ -216,16 +224,23 @@ TEST_CASE("a write timeout closes a connection whose peer stops reading, naming 
     Runtime rt(tcp_config(1));
     rt.start();
     CloseInfo end;
+    std::atomic<bool> closed{false};
     auto listener = rt.listen({}, [&](const ConnectionPtr &c) {
         c->set_write_timeout(300ms);
         const std::string chunk(1 << 20, 'w');
         for (int i = 0; i < 16; ++i) c->write(chunk); // far more than the socket buffers hold
-        c->on_close([&](Connection &, const CloseInfo &info) { end = info; });
+        c->on_close([&](Connection &, const CloseInfo &info) {
+            end = info;
+            closed = true;
+        });
     });
     bool ended = false;
     serve_while(rt, [&] {
         SocketClient client(listener->port());
-        std::this_thread::sleep_for(1500ms); // reads nothing meanwhile
+        // Reads nothing until the server closed: a read before its timer ran
+        // (a fixed 1.5 s once) would be progress, and no timeout would come.
+        const auto deadline = std::chrono::steady_clock::now() + 25s;
+        while (!closed && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
         client.read_to_end(5000, &ended);
     });
     CHECK(ended);
@@ -236,8 +251,9 @@ TEST_CASE("a write timeout closes a connection whose peer stops reading, naming 
 TEST_CASE("an idle timeout closes a connection with no traffic either way, and not one that is busy",
           "[connection][io]")
 {
+    const long long stretch = twinwire::test::sanitizer_stretch(), timeout_ms = 300 * stretch; // as for reads
     Config config = tcp_config(1);
-    config.set("idle_timeout_ms", "300");
+    config.set("idle_timeout_ms", std::to_string(timeout_ms));
     Runtime rt(config);
     rt.start();
     std::vector<CloseInfo> ends;
@@ -249,18 +265,18 @@ TEST_CASE("an idle timeout closes a connection with no traffic either way, and n
     bool idle_ended = false;
     serve_while(rt, [&] {
         SocketClient idle(listener->port()), busy(listener->port());
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 0; i < 6 * stretch; ++i) {
             std::this_thread::sleep_for(100ms);
             busy.send_all("b");
         }
-        idle.read_to_end(5000, &idle_ended);
-        busy_got = busy.read_to_end(50);
+        idle.read_to_end(20000, &idle_ended);
+        busy_got = busy.read_count(6 * stretch, 20000);
     });
     CHECK(idle_ended);
-    CHECK(busy_got.size() == 6);
+    CHECK(busy_got.size() == size_t(6 * stretch));
     REQUIRE(!ends.empty());
     CHECK(ends[0].error == -ETIMEDOUT);
-    CHECK(ends[0].reason == "idle_timeout_ms: no traffic either way for 300 ms");
+    CHECK(ends[0].reason == "idle_timeout_ms: no traffic either way for " + std::to_string(timeout_ms) + " ms");
 }
 
 TEST_CASE("transport_ctrl reaches the transport's own operations: another transport's namespace is -EOPNOTSUPP, "
@@ -281,7 +297,8 @@ TEST_CASE("transport_ctrl reaches the transport's own operations: another transp
     });
     serve_while(rt, [&] {
         SocketClient client(listener->port());
-        for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(10ms);
+        const auto deadline = std::chrono::steady_clock::now() + 25s; // below serve_while's watchdog
+        while (!done && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
     });
     REQUIRE(done);
     CHECK(foreign == -EOPNOTSUPP);

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -41,6 +42,22 @@ struct SocketClient {
         return fd >= 0 && ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
     }
     void shutdown_write() const { ::shutdown(fd, SHUT_WR); }
+
+    /// Bytes until there are `size`, the stream ends, or `bound_ms` passes
+    /// without a byte: a test waits for the reply it checks, not a fixed time.
+    std::string read_count(size_t size, int bound_ms) const
+    {
+        std::string got;
+        while (fd >= 0 && got.size() < size) {
+            pollfd p{fd, POLLIN, 0};
+            if (poll(&p, 1, bound_ms) <= 0) break;
+            char buf[4096];
+            ssize_t n = ::recv(fd, buf, std::min(sizeof buf, size - got.size()), 0);
+            if (n <= 0) break;
+            got.append(buf, static_cast<size_t>(n));
+        }
+        return got;
+    }
 
     /// Everything until end-of-stream or a reset, or until `bound_ms` passes
     /// without a byte.  *ended tells whether the stream ended.
