@@ -30,10 +30,12 @@ has "the READY datagram names the daemon's own pid as MAINPID" "$ready" "\|MAINP
 has "SIGTERM: the daemon sends STOPPING=1 and exits 0" "$stopping|$(sed -n 's/^exit=//p' <<<"$out")" \
     '^STOPPING=1\|STATUS=stopped\|0$'
 sigterms=$(sed -n 's/^sigterms=//p' <<<"$out")
-if [ "$sigterms" = 1 ]; then
+# Decided by the build, never by the outcome: under TSan the count cannot be
+# checked (its run-time may drop the signal), so it is not counted there.
+if [ ${#resend[@]} -gt 0 ]; then
+    ok "one SIGTERM was enough # SKIP $KVD runs under TSan, whose run-time drops a few SIGTERMs that arrive right after READY ($sigterms sent here); the unsanitized build checks the count"
+elif [ "$sigterms" = 1 ]; then
     ok "one SIGTERM was enough"
-elif [ ${#resend[@]} -gt 0 ] && [ -n "$sigterms" ]; then
-    ok "one SIGTERM was enough # SKIP under TSan $sigterms were sent: its run-time dropped the first"
 else
     not_ok "one SIGTERM was enough (sent: '${sigterms}')" "$out"
 fi

@@ -14,7 +14,11 @@ fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out/table" "$out/json" 2>/dev
 grep -q '^transport: tcp (' "$out/table" || fail "no transport line"
 grep -q '^latency (us): rt = round trip; ow = one way = rt / 2' "$out/table" || fail "one-way columns not labelled"
 grep -q '^connections: 8 over tcp$' "$out/table" || fail "no connections line"
-grep -q '^\[latency 64 B\]\|^\[throughput' "$out/err" || true # progress lines appear only after 1 s
+# stderr holds the tool's own status lines and progress lines (none in a run
+# under a second), and nothing else: no warning, no error.
+if grep -Ev '^(twinwire-bench local: |\[(latency|throughput)[^]]*\] +[0-9]+ s: [0-9])' "$out/err" | grep -q .; then
+    fail "stderr has more than status and progress lines"
+fi
 # Rows: size, conns, then figures; every figure must be a number and the rates non-zero.
 awk '
     /^latency/ { section = "latency"; next }
