@@ -7,7 +7,7 @@
 // Prints "port N" once listening, then one line per event, flushed:
 //   "accept ID ADDRESS:PORT"       a connection from the peer's address
 //   "line ID TEXT"                 a line the application read (read_until, 256 bytes at most)
-//   "eof ID"                       the peer ended its stream
+//   "eof ID"                       the peer ended its stream (closed on the next loop turn)
 //   "close ID|ERROR|CODE|REASON"   on_close: CloseInfo's error, code (its message) and reason
 // Each connection exposes two regions of 4096 bytes, byte i of each
 // (i * 7 + k) & 0xff (k = 0: read-write, id 1; k = 1: read-only, id 2), and
@@ -84,9 +84,15 @@ void serve(const ConnectionPtr &c)
         line += " " + hex(s->exposures[k]->descriptor().data(), s->exposures[k]->descriptor().size());
     }
     c->write(line + "\n");
+    // The close waits for the next loop turn: what the peer sent behind its
+    // end in the same read (a data frame: a protocol error) ends the
+    // connection first, with its own reason.
     c->on_eof([](Connection &conn) {
         say("eof " + std::to_string(conn.id()));
-        conn.close();
+        std::weak_ptr<Connection> weak = conn.shared_from_this();
+        conn.loop().post([weak] {
+            if (auto c = weak.lock()) c->close();
+        });
     });
     // The session lives as long as the handlers: the close drops them.
     c->on_close([s](Connection &conn, const CloseInfo &info) {
