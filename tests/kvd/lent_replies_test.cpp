@@ -30,7 +30,7 @@ namespace {
 // that loop can end the case, so the client side gives up and exits.
 const auto kBound = std::chrono::seconds(20 * twinwire::test::sanitizer_stretch());
 
-struct Outcome {
+struct LentOutcome {
     std::atomic<bool> done{false};
     bool returned = false;      ///< send_in_place's answer
     bool open_after = true;     ///< conn.is_open() after it
@@ -89,7 +89,7 @@ struct LentServer {
     std::shared_ptr<Listener> listener;
     ConnectionPtr held;
     std::atomic<bool> got_go{false};
-    Outcome outcome;
+    LentOutcome outcome;
 };
 
 void serve_until_done(LentServer &s, const std::function<void()> &client)

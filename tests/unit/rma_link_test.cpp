@@ -4,6 +4,7 @@
 // side's checks at their exact boundaries, keys forged for an id this
 // connection has, the hello's reasons, data frames of any declared length,
 // the end frame, and answers held while the output is full.
+#include "rma_frames.hpp"
 #include "rma_link.hpp"
 #include "rma_wire.hpp"
 
@@ -15,41 +16,9 @@
 
 using namespace twinwire;
 using namespace twinwire::rma;
+using namespace twtest::rma_frames;
 
 namespace {
-
-std::string frame(Frame type, uint8_t flags, uint64_t tag, const std::string &payload)
-{
-    char h[kHeaderSize];
-    put_header(h, Header{static_cast<uint32_t>(payload.size()), type, flags, tag});
-    return std::string(h, sizeof h) + payload;
-}
-
-std::string hello()
-{
-    Buffer b;
-    Link().hello(b);
-    return b.take(b.size());
-}
-
-std::string read_req(uint64_t tag, uint64_t id, uint64_t key, uint64_t offset, uint64_t len)
-{
-    std::string p;
-    put_u64(p, id);
-    put_u64(p, key);
-    put_u64(p, offset);
-    put_u64(p, len);
-    return frame(Frame::read_req, 0, tag, p);
-}
-
-std::string write_data(uint64_t tag, uint64_t id, uint64_t key, uint64_t offset, const std::string &bytes)
-{
-    std::string p;
-    put_u64(p, id);
-    put_u64(p, key);
-    put_u64(p, offset);
-    return frame(Frame::write_data, kLast, tag, p + bytes);
-}
 
 struct Answer {
     Frame type = Frame::data;

@@ -10,6 +10,7 @@
 #include "socket_client.hpp"
 #include "tcp_config.hpp"
 
+#include "rma_frames.hpp"
 #include "rma_wire.hpp"
 
 #include <twinwire/runtime.hpp>
@@ -25,31 +26,12 @@
 
 using namespace twinwire;
 using namespace twinwire::rma;
+using namespace twtest::rma_frames;
 using namespace std::chrono_literals;
 using twinwire::test::sanitizer_stretch;
 using twtest::serve_while;
 
 namespace {
-
-std::string frame(Frame type, uint8_t flags, uint64_t tag, const std::string &payload, uint32_t len)
-{
-    char h[kHeaderSize];
-    put_header(h, Header{len, type, flags, tag});
-    return std::string(h, sizeof h) + payload;
-}
-
-std::string frame(Frame type, uint8_t flags, uint64_t tag, const std::string &payload)
-{
-    return frame(type, flags, tag, payload, static_cast<uint32_t>(payload.size()));
-}
-
-std::string hello(uint32_t version = kVersion)
-{
-    std::string p;
-    put_u32(p, kMagic);
-    put_u32(p, version);
-    return frame(Frame::hello, 0, 0, p);
-}
 
 /// Exactly n bytes from a blocking socket, or fewer after 5 s without one.
 std::string read_exactly(const SocketClient &c, size_t n)
