@@ -205,7 +205,11 @@ bool Connection::rma_after_read()
         if (finished_) return false;
         if (!rma_->held()) return true;
         if (output_.size() >= settings_.write_limit) break;
-        rma_->release(); // the transport took the answers at once
+        // The transport took the answers at once.  push_output() may have
+        // set the interest while the link held (reading off): set it again,
+        // or a connection no longer held would never be read.
+        rma_->release();
+        update_interest();
     }
     update_interest(); // no more reading until flush() sees room
     // Held, the peer is cut off when the output takes no byte for
