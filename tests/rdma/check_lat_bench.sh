@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The vtable ping-pong of tools/bench/latency-layers.sh, over the built-in
+# The vtable ping-pong of tools/lab/latency-layers.sh, over the built-in
 # TCP on the host: the server echoes, the client completes every round trip
 # asked for and prints one figure; a client with nobody listening fails
 # and says so.  (Its RDMA run is the benchmark itself, in the guest.)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A ping-pong over the plugin's C vtable on the framework's loop, without
 // the Connection layer, its buffers or twinwire-bench: the latency of the
-// transport and the event loop alone, for tools/bench/latency-layers.sh
+// transport and the event loop alone, for tools/lab/latency-layers.sh
 // (beside ib_send_lat -e and twinwire-bench):
 //   rdma-tests --child lat-bench-server SERVER_IP [tcp]
 //   rdma-tests --child lat-bench-client SERVER_IP CLIENT_IP PORT SIZE ITERATIONS [tcp]

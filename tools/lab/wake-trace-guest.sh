@@ -5,17 +5,19 @@
 # loop turn (twinwire-event-loop-shim.so), servers pinned to vCPU 1 and
 # clients to vCPU 0, and records 0.4 s of ftrace in the middle of each run
 # (scheduler, idle, interrupt, softirq and syscall events) as DIR/TOOL-K.trace.
-# tools/bench/wake_segments.py splits each trace into the segments of a round
+# tools/lab/wake_segments.py splits each trace into the segments of a round
 # trip.  Not run by meson; results: docs/benchmarks.md.
 #
 # usage: tests/softroce/softroce-run --cpus 2 --share DIR -- \
-#            tools/bench/wake-trace-guest.sh TWINWIRE_BENCH RDMA_TESTS DIR [PAIRS]
+#            tools/lab/wake-trace-guest.sh TWINWIRE_BENCH RDMA_TESTS DIR [PAIRS]
 set -uo pipefail
 bench=$1 vtable=$2 out=$3 pairs=${4:-4}
 : "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run --cpus 2)}"
-shim=$(dirname "$bench")/twinwire-event-loop-shim.so
+# Built with -Dlab=true, in the build tree beside tools/bench.
+shim=$(dirname "$bench")/../lab/twinwire-event-loop-shim.so
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
 export TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-$(cd "$(dirname "$vtable")/../../rdma_plugin" && pwd)}
+[ -f "$shim" ] || { echo "wake-trace: $shim is not built: configure with -Dlab=true" >&2; exit 2; }
 [ "$(nproc)" -ge 2 ] || { echo "wake-trace: needs 2 vCPUs (softroce-run --cpus 2)" >&2; exit 2; }
 T=/sys/kernel/tracing
 mountpoint -q $T || mount -t tracefs nodev $T || exit 1

@@ -6,7 +6,8 @@
 set -uo pipefail
 bench=$1 vtable=$2 out=$3 rounds=$4 iters=$5
 : "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
-shim=$(dirname "$bench")/twinwire-event-loop-shim.so
+# Built with -Dlab=true, in the build tree beside tools/bench.
+shim=$(dirname "$bench")/../lab/twinwire-event-loop-shim.so
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
 export TWINWIRE_CONNECT_TIMEOUT_MS=10000
 export TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-$(cd "$(dirname "$vtable")/../../rdma_plugin" && pwd)}

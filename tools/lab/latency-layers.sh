@@ -21,8 +21,8 @@
 #
 # usage: latency-layers.sh [--rounds N] [--cpus N] [--iterations N] [--out DIR] TWINWIRE_BENCH
 # TWINWIRE_BENCH is build/tools/bench/twinwire-bench of a build with the RDMA
-# plugin; its tree also gives rdma-tests and the plugin.
-# Exit: 0 done; 1 a run failed; 2 bad usage; 77 no guest or no perftest here.
+# plugin and -Dlab=true; its tree also gives rdma-tests, the plugin and the shim.
+# Exit: 0 done; 1 a run failed; 2 bad usage or no lab build (-Dlab=true); 77 no guest or no perftest here.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 runner=$here/../../tests/softroce/softroce-run
@@ -43,8 +43,10 @@ bench=$(cd "$(dirname "$1")" 2>/dev/null && pwd -P)/$(basename "$1")
 [ -x "$bench" ] || { echo "latency-layers: $1 is not an executable" >&2; exit 2; }
 tree=$(dirname "$(dirname "$(dirname "$bench")")")
 vtable=$tree/tests/rdma/rdma-tests
-[ -f "$tree/rdma_plugin/twinwire-rdma-abi1.so" ] && [ -x "$vtable" ] && [ -f "$(dirname "$bench")/twinwire-event-loop-shim.so" ] ||
-    { echo "SKIP: $tree has no RDMA plugin or rdma-tests or event-loop shim (configure with rdma=enabled)"; exit 77; }
+[ -f "$tree/rdma_plugin/twinwire-rdma-abi1.so" ] && [ -x "$vtable" ] ||
+    { echo "SKIP: $tree has no RDMA plugin or rdma-tests (configure with rdma=enabled)"; exit 77; }
+[ -f "$tree/tools/lab/twinwire-event-loop-shim.so" ] ||
+    { echo "latency-layers: $tree/tools/lab/twinwire-event-loop-shim.so is not built: configure with -Dlab=true" >&2; exit 2; }
 for tool in ib_send_lat taskset python3; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (Debian: perftest, python3)"; exit 77; }
 done

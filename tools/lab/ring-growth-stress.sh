@@ -6,7 +6,7 @@
 # retransmits, section 3 "Window operations").  Runs the SoftRoCE guest
 # itself; logs (server and clients at debug level) go to OUT.
 #
-#   tools/bench/ring-growth-stress.sh [--runs N] [--out DIR] TWINWIRE_BENCH
+#   tools/lab/ring-growth-stress.sh [--runs N] [--out DIR] TWINWIRE_BENCH
 #
 # Prints one line per connection and "N of M connections failed"; exits 1
 # when any failed.

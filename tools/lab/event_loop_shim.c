@@ -2,7 +2,7 @@
 // LD_PRELOAD for ib_send_lat -e (not installed): before perftest's blocking
 // ibv_get_cq_event reads the completion channel, wait for the channel the
 // way an event loop must, so the anchor pays what any loop-based transport
-// pays and nothing else (tools/bench/latency-layers.sh):
+// pays and nothing else (tools/lab/latency-layers.sh):
 //   TW_SHIM_WAIT=epoll     one epoll_wait on the channel's fd
 //   TW_SHIM_WAIT=libevent  one turn of a libevent loop (EVLOOP_ONCE) that
 //                          watches the fd with a persistent read event

@@ -5,7 +5,7 @@
 # its own free port.  The server's user+system CPU comes from /proc before
 # and after the request.  A measurement to run by hand, not a test:
 #
-#   tools/kvd/measure-parse-cpu.py --kvd build/tools/kvd/twinwire-kvd [--redis redis-server]
+#   tools/lab/measure-parse-cpu.py --kvd build/tools/kvd/twinwire-kvd [--redis redis-server]
 #                                  [--args 1048576] [--piece 1000]
 import argparse
 import os

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Split the round trips of a pinned ping-pong into segments, from an ftrace
-text dump written by tools/bench/wake-trace-guest.sh (client on CPU 0, server
+text dump written by tools/lab/wake-trace-guest.sh (client on CPU 0, server
 on CPU 1, each posting one doorbell write() per message).
 
-    python3 tools/bench/wake_segments.py DIR/*.trace
+    python3 tools/lab/wake_segments.py DIR/*.trace
 
 For every round trip, from one client doorbell to the next:
   send->waking     client's write() until the server's task is woken
