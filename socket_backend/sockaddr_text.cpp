@@ -37,10 +37,14 @@ void sockaddr_text(const struct sockaddr *sa, char *out, size_t len)
 uint32_t sockaddr_len_for(const struct sockaddr *sa)
 {
     switch (sa->sa_family) {
-    case AF_INET: return sizeof(sockaddr_in);
-    case AF_INET6: return sizeof(sockaddr_in6);
-    case AF_UNIX: return offsetof(sockaddr_un, sun_path) + 1; // at least one byte of a path or abstract name
-    default: return 0;
+    case AF_INET:
+        return sizeof(sockaddr_in);
+    case AF_INET6:
+        return sizeof(sockaddr_in6);
+    case AF_UNIX:
+        return offsetof(sockaddr_un, sun_path) + 1; // at least one byte of a path or abstract name
+    default:
+        return 0;
     }
 }
 

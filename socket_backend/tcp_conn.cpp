@@ -16,10 +16,13 @@ uint32_t watch_events_for(const tw_conn *c)
 {
     switch (c->state) {
     case ConnState::Connecting:
-    case ConnState::Lingering: return TW_WATCH_WRITE;
+    case ConnState::Lingering:
+        return TW_WATCH_WRITE;
     case ConnState::Announcing:
-    case ConnState::Failed: return 0;
-    case ConnState::Open: break;
+    case ConnState::Failed:
+        return 0;
+    case ConnState::Open:
+        break;
     }
     uint32_t w = 0;
     if (c->interest & TW_EV_READ) w |= TW_WATCH_READ;
@@ -98,10 +101,8 @@ void on_kick(tw_timer *, void *arg)
 void on_deadline(tw_timer *, void *arg)
 {
     auto *c = static_cast<tw_conn *>(arg);
-    if (c->state == ConnState::Connecting)
-        conn_connect_timed_out(c);
-    else if (c->state == ConnState::Lingering)
-        conn_release(c);
+    if (c->state == ConnState::Connecting) conn_connect_timed_out(c);
+    else if (c->state == ConnState::Lingering) conn_release(c);
 }
 
 /// Keep flushing submitted bytes after close, for at most linger_ms.

@@ -25,8 +25,10 @@ bool is_outcome(int err)
     case EHOSTUNREACH:
     case ENETUNREACH:
     case EHOSTDOWN:
-    case ENETDOWN: return true;
-    default: return false;
+    case ENETDOWN:
+        return true;
+    default:
+        return false;
     }
 }
 

@@ -11,21 +11,33 @@ namespace twinwire::tcp {
 const char *hint_for(int err)
 {
     switch (err < 0 ? -err : err) {
-    case ECONNREFUSED: return "nothing listens on that address and port";
-    case ETIMEDOUT: return "no answer from the peer; check the address, routes and firewalls";
-    case ECONNRESET: return "the peer reset the connection (it crashed, or closed with unread data)";
-    case EPIPE: return "the peer closed the connection";
+    case ECONNREFUSED:
+        return "nothing listens on that address and port";
+    case ETIMEDOUT:
+        return "no answer from the peer; check the address, routes and firewalls";
+    case ECONNRESET:
+        return "the peer reset the connection (it crashed, or closed with unread data)";
+    case EPIPE:
+        return "the peer closed the connection";
     case EHOSTUNREACH:
-    case ENETUNREACH: return "no route to the peer; check the address and the routing table";
-    case EADDRINUSE: return "another socket holds this address and port; pick another port or stop that process";
-    case EADDRNOTAVAIL: return "the address is not assigned to any local interface";
-    case EAFNOSUPPORT: return "this address family is not available in the kernel (IPv6 disabled?)";
+    case ENETUNREACH:
+        return "no route to the peer; check the address and the routing table";
+    case EADDRINUSE:
+        return "another socket holds this address and port; pick another port or stop that process";
+    case EADDRNOTAVAIL:
+        return "the address is not assigned to any local interface";
+    case EAFNOSUPPORT:
+        return "this address family is not available in the kernel (IPv6 disabled?)";
     case EMFILE:
-    case ENFILE: return "out of file descriptors; raise the limit (ulimit -n, LimitNOFILE=)";
-    case EACCES: return "ports below 1024 need CAP_NET_BIND_SERVICE";
+    case ENFILE:
+        return "out of file descriptors; raise the limit (ulimit -n, LimitNOFILE=)";
+    case EACCES:
+        return "ports below 1024 need CAP_NET_BIND_SERVICE";
     case ENOBUFS:
-    case ENOMEM: return "the kernel is out of socket memory";
-    default: return "";
+    case ENOMEM:
+        return "the kernel is out of socket memory";
+    default:
+        return "";
     }
 }
 

@@ -23,12 +23,12 @@ constexpr size_t kSendBufMax = size_t(64) << 20;
 
 /// Settings read from the "tcp." configuration keys at init.
 struct Settings {
-    bool nodelay = true;       ///< tcp.nodelay
-    uint32_t linger_ms = 5000; ///< tcp.linger_ms: how long close keeps flushing unsent submitted bytes
-    bool keepalive = false;               ///< tcp.keepalive: SO_KEEPALIVE on every connection
-    uint32_t keepalive_idle_s = 60;       ///< tcp.keepalive_idle_s: silence before the first probe
-    uint32_t keepalive_interval_s = 10;   ///< tcp.keepalive_interval_s: between probes
-    uint32_t keepalive_count = 6;         ///< tcp.keepalive_count: unanswered probes before the reset
+    bool nodelay = true;                ///< tcp.nodelay
+    uint32_t linger_ms = 5000;          ///< tcp.linger_ms: how long close keeps flushing unsent submitted bytes
+    bool keepalive = false;             ///< tcp.keepalive: SO_KEEPALIVE on every connection
+    uint32_t keepalive_idle_s = 60;     ///< tcp.keepalive_idle_s: silence before the first probe
+    uint32_t keepalive_interval_s = 10; ///< tcp.keepalive_interval_s: between probes
+    uint32_t keepalive_count = 6;       ///< tcp.keepalive_count: unanswered probes before the reset
 };
 
 enum class ConnState {
@@ -100,9 +100,9 @@ struct tw_conn {
     twinwire::tcp::ConnState state = twinwire::tcp::ConnState::Connecting;
 
     tw_watch *watch = nullptr;
-    uint32_t watched = 0;          ///< TW_WATCH_* currently asked of the watch
-    tw_timer *kick = nullptr;      ///< zero-delay timer delivering events no fd announces
-    tw_timer *deadline = nullptr;  ///< connect timeout, then the linger limit
+    uint32_t watched = 0;         ///< TW_WATCH_* currently asked of the watch
+    tw_timer *kick = nullptr;     ///< zero-delay timer delivering events no fd announces
+    tw_timer *deadline = nullptr; ///< connect timeout, then the linger limit
 
     tw_conn_cb cb = nullptr;
     void *arg = nullptr;
@@ -110,7 +110,7 @@ struct tw_conn {
     uint32_t pending = 0;           ///< TW_EV_CONNECTED / TW_EV_ERROR still to report
 
     int error = 0;
-    bool incoming = false;        ///< made by accept
+    bool incoming = false; ///< made by accept
     bool in_callback = false;
     bool close_requested = false; ///< close() ran inside the callback
     bool wr_shut = false;         ///< the host shut the write side

@@ -18,11 +18,14 @@ namespace {
 int io_gate(const tw_conn *c)
 {
     switch (c->state) {
-    case ConnState::Open: return 0;
+    case ConnState::Open:
+        return 0;
     case ConnState::Connecting:
-    case ConnState::Announcing: return -EAGAIN;
+    case ConnState::Announcing:
+        return -EAGAIN;
     case ConnState::Failed:
-    case ConnState::Lingering: break;
+    case ConnState::Lingering:
+        break;
     }
     return c->error ? c->error : -ENOTCONN;
 }
@@ -155,11 +158,14 @@ int conn_shutdown(tw_conn *c, int how)
 {
     if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR) return -EINVAL;
     switch (c->state) {
-    case ConnState::Open: break;
+    case ConnState::Open:
+        break;
     case ConnState::Connecting:
-    case ConnState::Announcing: return -ENOTCONN;
+    case ConnState::Announcing:
+        return -ENOTCONN;
     case ConnState::Failed:
-    case ConnState::Lingering: return c->error ? c->error : -ENOTCONN;
+    case ConnState::Lingering:
+        return c->error ? c->error : -ENOTCONN;
     }
     if (how != SHUT_RD) {
         c->wr_shut = true;

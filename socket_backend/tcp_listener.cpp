@@ -52,10 +52,8 @@ int open_listen_socket(const tw_listen_params *p, const char **step)
     // Explicit, so the system default (net.ipv6.bindv6only) does not decide.
     else if (p->addr->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only) < 0)
         failed = "setsockopt(IPV6_V6ONLY)";
-    else if (bind(fd, p->addr, p->addrlen) < 0)
-        failed = "bind";
-    else if (listen(fd, p->backlog > 0 ? p->backlog : kDefaultBacklog) < 0)
-        failed = "listen";
+    else if (bind(fd, p->addr, p->addrlen) < 0) failed = "bind";
+    else if (listen(fd, p->backlog > 0 ? p->backlog : kDefaultBacklog) < 0) failed = "listen";
     if (!failed) return fd;
     *step = failed;
     int err = -errno;
@@ -210,13 +208,11 @@ int listener_adopt(tw_transport_loop *tloop, int fd, const tw_listen_params *p, 
     int type = 0, listening = 0;
     socklen_t len = sizeof type, len2 = sizeof listening;
     int err = 0;
-    if (!tloop || !out || fd < 0 || !p || !TW_HAS_MEMBER(p, tw_listen_params, arg) || !p->on_incoming)
-        err = -EINVAL;
+    if (!tloop || !out || fd < 0 || !p || !TW_HAS_MEMBER(p, tw_listen_params, arg) || !p->on_incoming) err = -EINVAL;
     else if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
              getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len2) < 0)
         err = -errno;
-    else if (type != SOCK_STREAM || !listening)
-        err = -EINVAL; // not a listening stream socket
+    else if (type != SOCK_STREAM || !listening) err = -EINVAL; // not a listening stream socket
     else if (int flags = fcntl(fd, F_GETFL);
              flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
         err = -errno;

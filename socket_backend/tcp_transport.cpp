@@ -126,9 +126,14 @@ int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *dat
     size_t need = 0;
     switch (op) {
     case TW_CTRL_GET_FD:
-    case TW_CTRL_SET_NODELAY: need = sizeof(int); break;
-    case TW_CTRL_GET_TRANSPORT_STATS: need = offsetof(tw_transport_stats, connections_open); break;
-    default: return -EOPNOTSUPP;
+    case TW_CTRL_SET_NODELAY:
+        need = sizeof(int);
+        break;
+    case TW_CTRL_GET_TRANSPORT_STATS:
+        need = offsetof(tw_transport_stats, connections_open);
+        break;
+    default:
+        return -EOPNOTSUPP;
     }
     if (!data || len < need) return -EINVAL;
     switch (op) {
@@ -141,8 +146,7 @@ int tcp_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *dat
         if (!c) return -EINVAL;
         if (c->fd < 0) return -ENOTCONN;
         return set_nodelay(c->fd, *static_cast<const int *>(data) != 0);
-    default:
-    {
+    default: {
         // The stats fill what fits in both the caller's size and `len`.
         auto *st = static_cast<tw_transport_stats *>(data);
         if (st->size > len) return -EINVAL;
@@ -171,7 +175,8 @@ void apply_socket_options(const tw_host *host, const Settings &s, int fd)
             cnt = static_cast<int>(s.keepalive_count);
         if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) < 0) failed = "setsockopt(SO_KEEPALIVE)";
         else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) < 0) failed = "setsockopt(TCP_KEEPIDLE)";
-        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl) < 0) failed = "setsockopt(TCP_KEEPINTVL)";
+        else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl) < 0)
+            failed = "setsockopt(TCP_KEEPINTVL)";
         else if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt) < 0) failed = "setsockopt(TCP_KEEPCNT)";
     }
     if (failed) log_line(host, TW_LOG_DEBUG, "tcp: %s: %s (errno %d)", failed, strerror(errno), errno);

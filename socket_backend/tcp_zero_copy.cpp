@@ -18,11 +18,14 @@ namespace {
 int ready_to_send(const tw_conn *c)
 {
     switch (c->state) {
-    case ConnState::Open: break;
+    case ConnState::Open:
+        break;
     case ConnState::Connecting:
-    case ConnState::Announcing: return -EAGAIN;
+    case ConnState::Announcing:
+        return -EAGAIN;
     case ConnState::Failed:
-    case ConnState::Lingering: return c->error ? c->error : -ENOTCONN;
+    case ConnState::Lingering:
+        return c->error ? c->error : -ENOTCONN;
     }
     if (c->error) return c->error;
     return c->wr_shut ? -EPIPE : 0;
@@ -69,7 +72,8 @@ int conn_send_buf_get(tw_conn *c, size_t min_len, tw_buf *out)
 
 int conn_send_buf_submit(tw_conn *c, tw_buf *buf)
 {
-    if (!buf_fits_v1(buf) || !c->out.lent || buf->data != c->out.data || buf->token != token_of(c->out.data)) return -EINVAL;
+    if (!buf_fits_v1(buf) || !c->out.lent || buf->data != c->out.data || buf->token != token_of(c->out.data))
+        return -EINVAL;
     if (buf->len > c->out.cap) return -EINVAL;
     c->out.lent = false;
     c->stats.zero_copy_sends++;
@@ -87,11 +91,14 @@ int conn_recv_buf_borrow(tw_conn *c, tw_buf *out)
 {
     if (!buf_fits_v1(out)) return -EINVAL;
     switch (c->state) {
-    case ConnState::Open: break;
+    case ConnState::Open:
+        break;
     case ConnState::Connecting:
-    case ConnState::Announcing: return -EAGAIN;
+    case ConnState::Announcing:
+        return -EAGAIN;
     case ConnState::Failed:
-    case ConnState::Lingering: return c->error ? c->error : -ENOTCONN;
+    case ConnState::Lingering:
+        return c->error ? c->error : -ENOTCONN;
     }
     if (c->in.lent) return -EBUSY;
     if (!c->in.left()) {

@@ -46,8 +46,8 @@ int unix_path_prepare(const struct sockaddr *sa, uint32_t len)
     int rc = ::connect(probe, sa, len);
     int err = rc < 0 ? errno : 0;
     ::close(probe);
-    if (rc == 0) return -EADDRINUSE;       // a live listener
-    if (err != ECONNREFUSED) return -err;  // EACCES and the like: not ours to judge
+    if (rc == 0) return -EADDRINUSE;                         // a live listener
+    if (err != ECONNREFUSED) return -err;                    // EACCES and the like: not ours to judge
     return unlink(path) < 0 && errno != ENOENT ? -errno : 0; // stale: nobody listens
 }
 

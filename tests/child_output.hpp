@@ -17,8 +17,7 @@ namespace twtest {
 /// The child exits 0 when the whole string was written; the test fails on
 /// any other exit (`fn` may _exit with its own code to report a set-up
 /// failure).
-template <typename Fn>
-std::string output_of_child(Fn fn)
+template <typename Fn> std::string output_of_child(Fn fn)
 {
     int fds[2];
     REQUIRE(pipe(fds) == 0);

@@ -108,8 +108,12 @@ Config::Config()
         "where plugins are looked for: absolute directories separated by ':', or one plugin file; empty: the "
         "installed plugin directory (environment: TWINWIRE_PLUGIN_PATH)",
         check::absolute_path_list_or_empty());
-    key("listen_address", "127.0.0.1", "address to listen on: IPv4, IPv6, a host name (every address it has), * (IPv6 and IPv4), unix:/path or unix:@name", check::any());
-    key("unix_mode", "", "permissions of a Unix socket file the listener creates, octal (0660); empty: as the umask leaves them",
+    key("listen_address", "127.0.0.1",
+        "address to listen on: IPv4, IPv6, a host name (every address it has), * (IPv6 and IPv4), unix:/path or "
+        "unix:@name",
+        check::any());
+    key("unix_mode", "",
+        "permissions of a Unix socket file the listener creates, octal (0660); empty: as the umask leaves them",
         [](const std::string &v) -> std::string {
             if (v.empty()) return {};
             if (v.size() > 4 || v.find_first_not_of("01234567") != std::string::npos)
@@ -123,18 +127,16 @@ Config::Config()
     key("threads", "1", "event-loop threads; connections are spread across them", check::integer(1, 256));
     key("listen_backlog", "511", "pending-connection queue of listeners", check::integer(1, 65535));
     key("connect_timeout_ms", "3000", "give up a client connect after this", check::integer(1, 600000));
-    key("shutdown_timeout_ms", "5000", "how long a graceful stop lets connections flush",
-        check::integer(0, 600000));
-    key("read_buffer_size", "64k", "bytes read from the transport per read call",
-        check::size_bytes(512, 16u << 20));
+    key("shutdown_timeout_ms", "5000", "how long a graceful stop lets connections flush", check::integer(0, 600000));
+    key("read_buffer_size", "64k", "bytes read from the transport per read call", check::size_bytes(512, 16u << 20));
     key("write_buffer_limit", "64M", "output queued per connection before writes are refused",
         check::size_bytes(4096, uint64_t(16) << 30));
     key("write_high_watermark", "1M",
         "output queued above which a connection reports write_blocked() (writes still succeed up to "
         "write_buffer_limit)",
         check::size_bytes(1, uint64_t(16) << 30));
-    key("write_low_watermark", "256k",
-        "once above the high watermark, on_write_low runs when the output falls to this", check::size_bytes(0, uint64_t(16) << 30));
+    key("write_low_watermark", "256k", "once above the high watermark, on_write_low runs when the output falls to this",
+        check::size_bytes(0, uint64_t(16) << 30));
     key("read_timeout_ms", "0", "close a connection that receives nothing for this long while reading (0: off)",
         check::integer(0, 86400000));
     key("write_timeout_ms", "0", "close a connection whose queued output makes no progress for this long (0: off)",
@@ -169,7 +171,8 @@ void Config::assign(const std::string &key, const std::string &value, const std:
     if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of " + quoted(key));
     auto it = schema_.find(key);
     if (it == schema_.end()) {
-        if (!is_transport_key(key)) throw ConfigError(errc::unknown_config_key, origin + ": unknown key " + quoted(key));
+        if (!is_transport_key(key))
+            throw ConfigError(errc::unknown_config_key, origin + ": unknown key " + quoted(key));
     } else {
         std::string why = it->second.check(value);
         if (!why.empty())
@@ -266,8 +269,7 @@ void Config::load_environment()
         if (secure) ignored += (ignored.empty() ? "" : ", ") + name;
         else if (name.compare(0, 9, "TWINWIRE_") == 0) vars.emplace_back(name, var.substr(eq + 1));
     }
-    if (!ignored.empty())
-        TW_WARN("config", "ignored in a setuid/setgid program: %s", ignored.c_str());
+    if (!ignored.empty()) TW_WARN("config", "ignored in a setuid/setgid program: %s", ignored.c_str());
     // The transport list first: it names the transports whose keys follow.
     std::stable_partition(vars.begin(), vars.end(), [](const auto &v) { return v.first == "TWINWIRE_TRANSPORT"; });
     for (const auto &v : vars) assign(key_for_environment(v.first.substr(9)), v.second, "environment " + v.first);
@@ -391,10 +393,7 @@ std::vector<std::string> Config::unknown_keys_under(const std::string &prefix,
     return unknown;
 }
 
-std::vector<std::pair<std::string, ConfigValue>> Config::entries() const
-{
-    return {values_.begin(), values_.end()};
-}
+std::vector<std::pair<std::string, ConfigValue>> Config::entries() const { return {values_.begin(), values_.end()}; }
 
 std::vector<ConfigKey> Config::schema() const
 {

@@ -35,10 +35,10 @@ std::shared_ptr<Connection> ConnectionAccess::create(Loop &loop, Transport &tran
                                                      const Config &config, const char *handler,
                                                      Connection::Established on_established)
 {
-    Connection::Settings settings{config.read_buffer_size(),   config.write_buffer_limit(),
-                                  config.shutdown_timeout_ms(), config.write_low_watermark(),
+    Connection::Settings settings{config.read_buffer_size(),     config.write_buffer_limit(),
+                                  config.shutdown_timeout_ms(),  config.write_low_watermark(),
                                   config.write_high_watermark(), config.read_timeout_ms(),
-                                  config.write_timeout_ms(),    config.idle_timeout_ms()};
+                                  config.write_timeout_ms(),     config.idle_timeout_ms()};
     std::shared_ptr<Connection> c(new Connection(loop, transport, conn, id, settings));
     c->self_ = c;
     c->on_established_ = std::move(on_established);
@@ -58,7 +58,10 @@ void ConnectionAccess::set_on_finished(Connection &c, std::function<void(Connect
     c.on_finished_ = std::move(fn);
 }
 
-void ConnectionAccess::set_fallback_reason(Connection &c, std::string reason) { c.fallback_reason_ = std::move(reason); }
+void ConnectionAccess::set_fallback_reason(Connection &c, std::string reason)
+{
+    c.fallback_reason_ = std::move(reason);
+}
 
 Connection::Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id, Settings settings)
     : loop_(&loop), transport_(&transport), conn_(conn), id_(id), settings_(settings)
@@ -114,8 +117,7 @@ void Connection::callback_failed(const char *callback, const char *what)
              static_cast<unsigned long long>(id_), transport_->name().c_str(), callback, what);
     if (finished_) return;
     output_.clear();
-    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " threw: " + what, false,
-           true);
+    finish(errc::callback_threw, -ECONNABORTED, std::string("the ") + callback + " threw: " + what, false, true);
 }
 
 void Connection::on_event(tw_conn *, uint32_t events, void *arg)
@@ -532,7 +534,8 @@ void Connection::close()
         // memory is the application's when close() returns.
         if (native_->busy()) {
             output_.clear();
-            finish(errc::closed_locally, 0, "closed (RMA transfers were in flight: queued output dropped)", false, true);
+            finish(errc::closed_locally, 0, "closed (RMA transfers were in flight: queued output dropped)", false,
+                   true);
             return;
         }
     }
@@ -641,7 +644,8 @@ void Connection::finish(std::error_code code, int error, std::string reason, boo
     auto finished_cb = std::move(on_finished_);
     std::shared_ptr<Connection> self = std::move(self_); // keeps *this alive to the end
     CloseInfo info{error, std::move(reason), by_peer, code};
-    if (error < 0) TW_DEBUG("conn", "connection %llu ended: %s", static_cast<unsigned long long>(id_), info.reason.c_str());
+    if (error < 0)
+        TW_DEBUG("conn", "connection %llu ended: %s", static_cast<unsigned long long>(id_), info.reason.c_str());
     if (finished_cb) finished_cb(*this);
     if (!close_cb) return;
     if (defer_callback && self) {
@@ -668,8 +672,8 @@ void Connection::run_close_callback(const CloseHandler &cb, const CloseInfo &inf
     try {
         cb(*this, info);
     } catch (const std::exception &e) {
-        TW_ERROR("conn", "connection %llu (%s): the on_close callback threw: %s",
-                 static_cast<unsigned long long>(id_), transport_->name().c_str(), e.what());
+        TW_ERROR("conn", "connection %llu (%s): the on_close callback threw: %s", static_cast<unsigned long long>(id_),
+                 transport_->name().c_str(), e.what());
     } catch (...) {
         TW_ERROR("conn", "connection %llu (%s): the on_close callback threw an exception that is not a std::exception",
                  static_cast<unsigned long long>(id_), transport_->name().c_str());

@@ -14,7 +14,8 @@ namespace twinwire {
 void Connection::read_until(std::string delimiter, size_t max_bytes, RecordHandler handler)
 {
     if (delimiter.empty()) throw std::invalid_argument("Connection::read_until: empty delimiter");
-    if (max_bytes < delimiter.size()) throw std::invalid_argument("Connection::read_until: max_bytes below the delimiter's size");
+    if (max_bytes < delimiter.size())
+        throw std::invalid_argument("Connection::read_until: max_bytes below the delimiter's size");
     ReadRequest req;
     req.delimiter = std::move(delimiter);
     req.count = max_bytes;

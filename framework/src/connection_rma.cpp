@@ -61,7 +61,9 @@ RmaExposurePtr Connection::expose(void *data, size_t len, RmaAccess access, std:
     if (finished_ || closing_) return set_why(why, "the connection is closing or closed"), nullptr;
     uint32_t bits = static_cast<uint32_t>(access);
     if (!data || !len || !bits || (bits & ~uint32_t(TW_RMA_READ | TW_RMA_WRITE)))
-        return set_why(why, !data ? "no memory to expose" : !len ? "an empty exposure" : "an unknown access mode"),
+        return set_why(why, !data  ? "no memory to expose"
+                            : !len ? "an empty exposure"
+                                   : "an unknown access mode"),
                nullptr;
     std::string descriptor;
     uint64_t id = 0;
@@ -83,8 +85,8 @@ RmaMemoryPtr Connection::rma_memory(size_t len, std::string *why)
         tw_buf buf = TW_BUF_INIT;
         int rc = transport_->ops().rma_mem_get(conn_, len, &buf);
         if (rc == 0 && buf.data && buf.cap >= len)
-            return RmaMemoryPtr(new RmaMemory(shared_from_this(), static_cast<char *>(buf.data), len, true, buf.token,
-                                              buf.cap));
+            return RmaMemoryPtr(
+                new RmaMemory(shared_from_this(), static_cast<char *>(buf.data), len, true, buf.token, buf.cap));
         if (rc != -EOPNOTSUPP && rc != 0) {
             const char *detail = transport_->ops().last_error(conn_);
             return set_why(why, std::string("rma_mem_get: ") + (detail ? detail : "refused")), nullptr;
@@ -108,8 +110,8 @@ std::error_code Connection::rma_write(std::string_view descriptor, uint64_t offs
     return rma_post(TW_RMA_OP_WRITE, descriptor, offset, const_cast<void *>(local), len, std::move(done), why);
 }
 
-std::error_code Connection::rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local,
-                                     size_t len, RmaCallback done, std::string *why)
+std::error_code Connection::rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local, size_t len,
+                                     RmaCallback done, std::string *why)
 {
     if (!rma_enabled())
         return set_why(why, "RMA is not enabled on this connection (enable_rma)"), errc::rma_unavailable;
@@ -163,7 +165,8 @@ void Connection::push_output()
         std::weak_ptr<Connection> weak = shared_from_this();
         // Never finish (and run on_close) inside the caller's write().
         loop_->post([weak, err] {
-            if (auto c = weak.lock()) c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
+            if (auto c = weak.lock())
+                c->finish(code_from_transport(err), err, c->error_text("write", err), false, false);
         });
         return;
     }

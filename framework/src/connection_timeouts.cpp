@@ -108,7 +108,8 @@ void Connection::check_timeouts()
     }
     if (which) {
         output_.clear();
-        finish(errc::timed_out, -ETIMEDOUT, std::string(which) + ": " + what + " for " + std::to_string(limit) + " ms", false, false);
+        finish(errc::timed_out, -ETIMEDOUT, std::string(which) + ": " + what + " for " + std::to_string(limit) + " ms",
+               false, false);
         return;
     }
     if (next == UINT64_MAX) {

@@ -108,7 +108,8 @@ short to_libevent(uint32_t events)
 void on_watch(evutil_socket_t fd, short what, void *arg)
 {
     tw_watch *w = static_cast<tw_watch *>(arg);
-    uint32_t events = ((what & EV_READ) ? uint32_t(TW_WATCH_READ) : 0u) | ((what & EV_WRITE) ? uint32_t(TW_WATCH_WRITE) : 0u);
+    uint32_t events =
+        ((what & EV_READ) ? uint32_t(TW_WATCH_READ) : 0u) | ((what & EV_WRITE) ? uint32_t(TW_WATCH_WRITE) : 0u);
     w->cb(w, static_cast<int>(fd), events, w->arg);
 }
 

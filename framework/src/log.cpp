@@ -32,11 +32,16 @@ LogLevel parse_log_level(const std::string &text)
 const char *to_string(LogLevel level)
 {
     switch (level) {
-    case LogLevel::Error: return "ERROR";
-    case LogLevel::Warn: return "WARN";
-    case LogLevel::Info: return "INFO";
-    case LogLevel::Debug: return "DEBUG";
-    case LogLevel::Trace: return "TRACE";
+    case LogLevel::Error:
+        return "ERROR";
+    case LogLevel::Warn:
+        return "WARN";
+    case LogLevel::Info:
+        return "INFO";
+    case LogLevel::Debug:
+        return "DEBUG";
+    case LogLevel::Trace:
+        return "TRACE";
     }
     return "?";
 }
@@ -45,7 +50,7 @@ namespace log {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::Info)};
-std::mutex g_mutex; // guards g_file, g_path, g_sink
+std::mutex g_mutex;     // guards g_file, g_path, g_sink
 FILE *g_file = nullptr; // nullptr = stderr
 std::string g_path;
 Sink g_sink = nullptr;
@@ -76,10 +81,14 @@ size_t format_time(char *out, size_t len)
 int journal_priority(LogLevel lvl)
 {
     switch (lvl) {
-    case LogLevel::Error: return 3;
-    case LogLevel::Warn: return 4;
-    case LogLevel::Info: return 6;
-    default: return 7;
+    case LogLevel::Error:
+        return 3;
+    case LogLevel::Warn:
+        return 4;
+    case LogLevel::Info:
+        return 6;
+    default:
+        return 7;
     }
 }
 

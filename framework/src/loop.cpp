@@ -234,8 +234,7 @@ void Loop::add_pending_source(const tw_transport_ops *ops, tw_transport_loop *tl
 void Loop::remove_pending_source(tw_transport_loop *tloop)
 {
     auto &v = impl_->sources;
-    v.erase(std::remove_if(v.begin(), v.end(), [tloop](const PendingSource &s) { return s.tloop == tloop; }),
-            v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [tloop](const PendingSource &s) { return s.tloop == tloop; }), v.end());
 }
 
 // ---------------------------------------------------------------- Timer

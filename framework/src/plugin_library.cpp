@@ -46,7 +46,8 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
         report->reason = path + ": " + why;
         return nullptr;
     };
-    if (path.empty() || path[0] != '/') return fail("not an absolute path (plugins never load from the working directory)");
+    if (path.empty() || path[0] != '/')
+        return fail("not an absolute path (plugins never load from the working directory)");
 
     std::string resolved;
     std::string untrusted = plugin_file_untrusted(path, &resolved);
@@ -84,8 +85,7 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     // The name decides its config keys and how its connections are counted:
     // a file serves the one transport it declares, never another.
     if (!expected_name.empty() && expected_name != lib->ops_.name)
-        return fail("it is the plugin of transport '" + std::string(lib->ops_.name) + "', not '" + expected_name +
-                    "'");
+        return fail("it is the plugin of transport '" + std::string(lib->ops_.name) + "', not '" + expected_name + "'");
     lib->info_ = info;
 
     report->attempts.push_back({path, "loaded"});

@@ -32,7 +32,8 @@ PluginFileReport inspect(const std::string &path, const std::string &file_name)
     std::unique_ptr<PluginLibrary> lib = PluginLibrary::open_file(path, &load, r.name);
     if (!lib) {
         std::string prefix = path + ": ";
-        r.why_not = load.reason.compare(0, prefix.size(), prefix) == 0 ? load.reason.substr(prefix.size()) : load.reason;
+        r.why_not =
+            load.reason.compare(0, prefix.size(), prefix) == 0 ? load.reason.substr(prefix.size()) : load.reason;
         return r;
     }
     r.loaded = true;

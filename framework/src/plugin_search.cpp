@@ -15,10 +15,7 @@ namespace twinwire {
 namespace {
 
 // "/x/twinwire-foo-abi1.so" names a file; anything else a directory.
-bool names_a_file(const std::string &path)
-{
-    return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
-}
+bool names_a_file(const std::string &path) { return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0; }
 
 std::string join(const std::string &dir, const std::string &file)
 {

@@ -51,7 +51,8 @@ std::string plugin_file_untrusted(const std::string &path, std::string *resolved
         if (stat(dir.c_str(), &st) != 0) return "cannot stat " + dir + ": " + std::strerror(errno);
         why = untrusted(dir, st, true);
     }
-    if (!why.empty()) return "refused: " + why + " (plugins load only from files and directories that no other user can write)";
+    if (!why.empty())
+        return "refused: " + why + " (plugins load only from files and directories that no other user can write)";
     *resolved = file;
     return {};
 }

@@ -90,8 +90,7 @@ bool Link::check_hello(std::string *why)
     } else {
         Header h = get_header(got);
         *why = "the peer's RMA hello is malformed: flags " + std::to_string(h.flags) + ", reserved " +
-               std::to_string(get_u32(got + 4) >> 16) + ", tag " + std::to_string(h.tag) +
-               " (a hello has them all 0)";
+               std::to_string(get_u32(got + 4) >> 16) + ", tag " + std::to_string(h.tag) + " (a hello has them all 0)";
     }
     return false;
 }
@@ -169,20 +168,24 @@ bool Link::handle(const Header &h, const char *p, Buffer &out, std::string *why)
         }
         peer_end_ = true;
         return true;
-    case Frame::read_req: return on_read_req(h, p, out, why);
-    case Frame::write_data: return on_write_data(h, p, out, why);
-    case Frame::read_data: return on_read_data(h, p, why);
+    case Frame::read_req:
+        return on_read_req(h, p, out, why);
+    case Frame::write_data:
+        return on_write_data(h, p, out, why);
+    case Frame::read_data:
+        return on_read_data(h, p, why);
     case Frame::read_done:
-    case Frame::write_done: return on_done(h, p, why);
+    case Frame::write_done:
+        return on_done(h, p, why);
     case Frame::hello:
-    case Frame::data: break;
+    case Frame::data:
+        break;
     }
     *why = "an unexpected frame (type " + std::to_string(int(h.type)) + ", " + std::to_string(h.len) + " bytes)";
     return false;
 }
 
-int Link::check_access(uint64_t id, uint64_t key, uint64_t offset, uint64_t len, uint32_t mode,
-                       std::string *why) const
+int Link::check_access(uint64_t id, uint64_t key, uint64_t offset, uint64_t len, uint32_t mode, std::string *why) const
 {
     auto it = exposures_.find(id);
     if (it == exposures_.end() || it->second.key != key) {
@@ -344,8 +347,7 @@ void Link::frame_end(Buffer &out) { put_frame(out, Frame::end, 0, 0, std::string
 
 bool Link::pump(Buffer &out)
 {
-    for (const Request &r : read_requests_)
-        put_frame(out, Frame::read_req, 0, r.tag, r.fields, nullptr, 0);
+    for (const Request &r : read_requests_) put_frame(out, Frame::read_req, 0, r.tag, r.fields, nullptr, 0);
     read_requests_.clear();
     while (!turns_.empty() && out.size() < kPumpLow) {
         Turn t = turns_.front();
@@ -395,8 +397,8 @@ uint64_t Link::expose(void *data, size_t len, uint32_t access, std::string *desc
 
 bool Link::revoke(uint64_t id) { return exposures_.erase(id) != 0; }
 
-int Link::post(uint32_t op, const std::string &descriptor, uint64_t offset, void *local, size_t len,
-               RmaCallback done, std::string *why)
+int Link::post(uint32_t op, const std::string &descriptor, uint64_t offset, void *local, size_t len, RmaCallback done,
+               std::string *why)
 {
     Descriptor d;
     if (!decode(descriptor, &d, why)) return -EINVAL;
@@ -411,8 +413,8 @@ int Link::post(uint32_t op, const std::string &descriptor, uint64_t offset, void
         return -TW_EREMOTEACCESS;
     }
     if (offset > d.len || len > d.len - offset) {
-        *why = "bytes " + std::to_string(offset) + ".." + std::to_string(offset + len) + " are outside the exposure's " +
-               std::to_string(d.len);
+        *why = "bytes " + std::to_string(offset) + ".." + std::to_string(offset + len) +
+               " are outside the exposure's " + std::to_string(d.len);
         return -EINVAL;
     }
     // This side's own transfers; the reads it serves have their own bound.

@@ -129,7 +129,7 @@ private:
     bool peer_end_ = false;
     bool held_ = false;
     ssize_t transport_end_ = 1; ///< > 0: none kept
-    uint64_t data_left_ = 0; ///< payload bytes of the current data frame still to come
+    uint64_t data_left_ = 0;    ///< payload bytes of the current data frame still to come
     uint64_t next_id_ = 1;
     uint64_t next_tag_ = 1;
     std::unordered_map<uint64_t, Exposure> exposures_;

@@ -49,8 +49,8 @@ int Native::expose(void *data, size_t len, uint32_t access, uint64_t *id, std::s
     return 0;
 }
 
-int Native::post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local, size_t len,
-                 RmaCallback done, std::string *why)
+int Native::post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local, size_t len, RmaCallback done,
+                 std::string *why)
 {
     if (!conn_) return *why = "the connection is closed", -ENOTCONN;
     if (!done) return *why = "no completion callback", -EINVAL;

@@ -47,8 +47,8 @@ struct ConnectAttempt {
     std::vector<Transport *> route;
     std::vector<SocketAddress> peers;
     SocketAddress source;
-    size_t step = 0;    ///< the transport being tried
-    size_t address = 0; ///< the address being tried
+    size_t step = 0;                  ///< the transport being tried
+    size_t address = 0;               ///< the address being tried
     std::string failures = {};        ///< of the current transport's addresses
     std::error_code last_code = {};   ///< of the latest failure
     std::string fallback_reason = {}; ///< why the transports before it failed
@@ -83,15 +83,15 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
         resolver(loop).resolve(options.address, options.port, with_peers);
         return;
     }
-    resolver(loop).resolve(options.source_address, 0,
-                           [this, a, with_peers](std::vector<SocketAddress> sources, const std::string &err) {
-                               if (!err.empty()) {
-                                   a->done(nullptr, ConnectError{errc::resolve_failed, "connect: source address: " + err});
-                                   return;
-                               }
-                               a->source = sources.front();
-                               resolver(a->loop).resolve(a->options.address, a->options.port, with_peers);
-                           });
+    resolver(loop).resolve(
+        options.source_address, 0, [this, a, with_peers](std::vector<SocketAddress> sources, const std::string &err) {
+            if (!err.empty()) {
+                a->done(nullptr, ConnectError{errc::resolve_failed, "connect: source address: " + err});
+                return;
+            }
+            a->source = sources.front();
+            resolver(a->loop).resolve(a->options.address, a->options.port, with_peers);
+        });
 }
 
 void Runtime::Impl::connect_failed(const std::shared_ptr<ConnectAttempt> &a, std::error_code code,
@@ -119,8 +119,8 @@ void Runtime::Impl::try_connect(const std::shared_ptr<ConnectAttempt> &a)
             try_connect(a);
             return;
         }
-        a->done(nullptr, ConnectError{a->last_code, "connect to " + a->target + " over " + transport.name() + ": " +
-                                                        a->failures});
+        a->done(nullptr, ConnectError{a->last_code,
+                                      "connect to " + a->target + " over " + transport.name() + ": " + a->failures});
         return;
     }
     const SocketAddress &peer = a->peers[a->address];

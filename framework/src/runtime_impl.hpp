@@ -77,7 +77,7 @@ struct Runtime::Impl {
     void try_connect(const std::shared_ptr<ConnectAttempt> &a);
     void connect_failed(const std::shared_ptr<ConnectAttempt> &a, std::error_code code, const std::string &why);
     Resolver &resolver(Loop &loop); ///< on that loop's thread
-    void begin_stop(bool drain); ///< on loop 0
+    void begin_stop(bool drain);    ///< on loop 0
     void close_connections(size_t loop_index, bool drain);
     void teardown_loop(size_t loop_index); ///< on the loop's thread, after run() returned
     void close_listeners();

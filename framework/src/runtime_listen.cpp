@@ -108,9 +108,8 @@ void ListenerImpl::on_incoming(tw_listener *listener, void *arg)
         auto handler = self->on_accept;
         // The transport may have queued handshake work on `target`; posting
         // keeps our set_callback behind it (tasks run in order).
-        if (!target.post([rt, &target, transport, conn, handler] {
-                rt->adopt_accepted(target, *transport, conn, handler);
-            }))
+        if (!target.post(
+                [rt, &target, transport, conn, handler] { rt->adopt_accepted(target, *transport, conn, handler); }))
             ops.close(conn);
     }
 }
@@ -123,17 +122,17 @@ void Runtime::Impl::adopt_accepted(Loop &loop, Transport &transport, tw_conn *co
         return;
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
-    auto c = ConnectionAccess::create(
-        loop, transport, conn, id, rt->config_, "accept handler",
-        [handler, id](const ConnectionPtr &c, int err, const std::string &why) {
-            if (err) {
-                // A client that gave up, a stale request: nothing for the application.
-                TW_DEBUG("accept", "incoming connection %llu dropped during its handshake: %s",
-                         static_cast<unsigned long long>(id), why.c_str());
-                return;
-            }
-            (*handler)(c);
-        });
+    auto c =
+        ConnectionAccess::create(loop, transport, conn, id, rt->config_, "accept handler",
+                                 [handler, id](const ConnectionPtr &c, int err, const std::string &why) {
+                                     if (err) {
+                                         // A client that gave up, a stale request: nothing for the application.
+                                         TW_DEBUG("accept", "incoming connection %llu dropped during its handshake: %s",
+                                                  static_cast<unsigned long long>(id), why.c_str());
+                                         return;
+                                     }
+                                     (*handler)(c);
+                                 });
     if (c) track(loop, c);
 }
 
@@ -189,7 +188,7 @@ PassedSocket *Runtime::Impl::take_passed_socket(const std::string &name)
         std::string names;
         for (const auto &p : passed) names += (names.empty() ? "" : ", ") + p.name + (p.taken ? " (taken)" : "");
         throw StartupError(errc::bad_config, "listen: no passed socket named '" + name + "' (LISTEN_FDNAMES: " +
-                           (names.empty() ? std::string("none passed") : names) + ")");
+                                                 (names.empty() ? std::string("none passed") : names) + ")");
     }
     return nullptr;
 }
@@ -216,9 +215,10 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         // Socket activation: the TCP transport takes the socket as it is;
         // the others listen on its address.
         if (std::find(wanted.begin(), wanted.end(), selection_.tcp.get()) == wanted.end())
-            throw StartupError(errc::transport_unavailable, "listen: socket activation passed fd " + std::to_string(passed->fd) +
-                               ", which only the tcp transport can take, and tcp is not in use (transport = " +
-                               config_.transport() + ")");
+            throw StartupError(errc::transport_unavailable,
+                               "listen: socket activation passed fd " + std::to_string(passed->fd) +
+                                   ", which only the tcp transport can take, and tcp is not in use (transport = " +
+                                   config_.transport() + ")");
         SocketAddress a;
         a.len = sizeof a.ss;
         if (getsockname(passed->fd, reinterpret_cast<struct sockaddr *>(&a.ss), &a.len) < 0)
@@ -256,7 +256,8 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
             } else {
                 rc = t->ops().listen(t->tloop(*loops_[0]), &p, &ep->listener);
             }
-            std::string where = sockaddr_text(ss.sa()) + " (" + t->name() + (passed ? ", passed by the service manager" : "") + ")";
+            std::string where =
+                sockaddr_text(ss.sa()) + " (" + t->name() + (passed ? ", passed by the service manager" : "") + ")";
             if (rc < 0) {
                 std::string why = "listen on " + where + ": " + t->error_text(rc);
                 // A transport other than the last, or an address other than the first of a name: skipped.
@@ -292,8 +293,8 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     }
     std::string names;
     for (auto &ep : impl->endpoints) names += (names.empty() ? "" : "+") + ep->transport->name();
-    impl->announced = addresses.front().ss.ss_family == AF_UNIX ? impl->address
-                                                                : impl->address + ":" + std::to_string(impl->port);
+    impl->announced =
+        addresses.front().ss.ss_family == AF_UNIX ? impl->address : impl->address + ":" + std::to_string(impl->port);
     TW_INFO("listen", "listening on %s over %s%s%s", impl->announced.c_str(), names.c_str(),
             addresses.size() > 1 ? " (every address of the name)" : "",
             passed ? " (a socket passed by the service manager)" : "");

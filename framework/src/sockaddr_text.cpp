@@ -68,8 +68,8 @@ bool host_has_ipv6()
 bool parse_literal_address(const std::string &host, uint16_t port, SocketAddress *out, std::string *why)
 {
     if (host.compare(0, 5, "unix:") == 0) return parse_unix(host, out, why);
-    std::string bare = host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2)
-                                                                                      : host;
+    std::string bare =
+        host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
     std::memset(&out->ss, 0, sizeof out->ss);
     auto *in = reinterpret_cast<struct sockaddr_in *>(&out->ss);
     auto *in6 = reinterpret_cast<struct sockaddr_in6 *>(&out->ss);
@@ -86,7 +86,8 @@ bool parse_literal_address(const std::string &host, uint16_t port, SocketAddress
         return true;
     }
     // Scoped IPv6 literals (fe80::1%eth0) and the like: numeric getaddrinfo.
-    struct addrinfo hints {}, *res = nullptr;
+    struct addrinfo hints {
+    }, *res = nullptr;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
     if (getaddrinfo(bare.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return false;
@@ -123,7 +124,8 @@ std::string listen_addresses(const std::string &host, uint16_t port, std::vector
         return {};
     }
     if (!why.empty()) return why;
-    struct addrinfo hints {}, *res = nullptr;
+    struct addrinfo hints {
+    }, *res = nullptr;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;

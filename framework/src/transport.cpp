@@ -78,8 +78,7 @@ void Transport::check_unknown_keys(const Config &config) const
 
 Transport::~Transport()
 {
-    if (!loops_.empty())
-        TW_WARN(name_.c_str(), "transport finalised with %zu loop(s) still attached", loops_.size());
+    if (!loops_.empty()) TW_WARN(name_.c_str(), "transport finalised with %zu loop(s) still attached", loops_.size());
     if (handle_) ops_.fini(handle_);
 }
 

@@ -55,8 +55,7 @@ bool run_check_config(const tw_transport_ops &ops, const std::string &name, cons
     int rc = ops.check_config(&host.table, why, sizeof why);
     why[sizeof why - 1] = '\0'; // a plugin that filled it without a NUL
     if (rc == -EOPNOTSUPP) return false;
-    if (rc < 0)
-        throw ConfigError(std::string(why[0] ? why : "invalid configuration") + " (" + name + " transport)");
+    if (rc < 0) throw ConfigError(std::string(why[0] ? why : "invalid configuration") + " (" + name + " transport)");
     throw_unknown_keys(config, name, host.keys_looked_up());
     return true;
 }
@@ -77,8 +76,9 @@ void check_transport_keys(const Config &config)
                               "', whose plugin cannot be loaded to check them: " + report.reason +
                               " (remove the keys, or install " + plugin_file_name(name) + ")");
         if (!run_check_config(lib->ops(), name, lib->path(), config))
-            TW_WARN("config", "%s: not checked now: the plugin %s has no check_config (its init checks them when it "
-                              "is used)",
+            TW_WARN("config",
+                    "%s: not checked now: the plugin %s has no check_config (its init checks them when it "
+                    "is used)",
                     keys_set(config, name).c_str(), lib->path().c_str());
     }
 }

@@ -9,10 +9,7 @@
 namespace twinwire {
 namespace {
 
-std::string plugin_label(const std::string &name)
-{
-    return name == "rdma" ? "RDMA plugin" : "plugin '" + name + "'";
-}
+std::string plugin_label(const std::string &name) { return name == "rdma" ? "RDMA plugin" : "plugin '" + name + "'"; }
 
 std::string describe_loaded(const PluginLoadReport &r)
 {
@@ -113,8 +110,8 @@ TransportSelection select_transports(const Config &config)
     sel.chosen = sel.in_use[0]->name();
 
     if (automatic && sel.chosen == "rdma") {
-        sel.reason = "transport = auto (" + origin + "); RDMA plugin " + describe_loaded(sel.reports[0]) +
-                     " initialised";
+        sel.reason =
+            "transport = auto (" + origin + "); RDMA plugin " + describe_loaded(sel.reports[0]) + " initialised";
     } else if (automatic) {
         sel.reason = skipped + "; falling back to TCP (transport = auto)";
     } else if (!sel.fallback && sel.chosen == sel.tcp->name()) {

@@ -131,7 +131,8 @@ int setup_qp(tw_conn *c, std::string *why)
     c->ldev->max_inline = attr.cap.max_inline_data;
     uint8_t timeout = static_cast<uint8_t>(s.qp_timeout);
     if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
-        logf(l->t, TW_LOG_DEBUG, "%s", call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
+        logf(l->t, TW_LOG_DEBUG, "%s",
+             call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
 
     c->serial = l->next_serial++;
     if (l->next_serial == 0) l->next_serial = 1;
@@ -184,10 +185,14 @@ int map_cm_failure(const rdma_cm_event &ev)
     case RDMA_CM_EVENT_ADDR_ERROR:
     case RDMA_CM_EVENT_ROUTE_ERROR:
         return ev.status == -ENETUNREACH ? -ENETUNREACH : ev.status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
-    case RDMA_CM_EVENT_UNREACHABLE: return ev.status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
-    case RDMA_CM_EVENT_CONNECT_ERROR: return -ECONNREFUSED;
-    case RDMA_CM_EVENT_DEVICE_REMOVAL: return -ENODEV;
-    default: return -ECONNRESET;
+    case RDMA_CM_EVENT_UNREACHABLE:
+        return ev.status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+        return -ECONNREFUSED;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        return -ENODEV;
+    default:
+        return -ECONNRESET;
     }
 }
 
@@ -227,7 +232,8 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
                              kProtoMax);
         }
         if (!why.empty()) {
-            conn_fail(c, -TW_EPEERPROTO, c->peer_text + " accepted the RDMA connection but is not a twinwire peer: " + why);
+            conn_fail(c, -TW_EPEERPROTO,
+                      c->peer_text + " accepted the RDMA connection but is not a twinwire peer: " + why);
             return;
         }
         apply_peer(c, peer);
@@ -238,9 +244,10 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
         RejectReason reason{};
         std::string text;
         if (reject_from_wire(pdata, plen, &reason, &text)) {
-            bool proto = reason == RejectReason::BadHello || reason == RejectReason::Version ||
-                         reason == RejectReason::Features;
-            conn_fail(c, proto ? -TW_EPEERPROTO : -ECONNREFUSED, c->peer_text + " refused the RDMA connection: " + text);
+            bool proto =
+                reason == RejectReason::BadHello || reason == RejectReason::Version || reason == RejectReason::Features;
+            conn_fail(c, proto ? -TW_EPEERPROTO : -ECONNREFUSED,
+                      c->peer_text + " refused the RDMA connection: " + text);
         } else {
             conn_fail(c, -ECONNREFUSED,
                       format("%s rejected the RDMA connection (CM reject status %d): no twinwire RDMA listener there",
@@ -248,7 +255,8 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
         }
         return;
     }
-    default: break;
+    default:
+        break;
     }
     (void)t;
 }
@@ -329,7 +337,8 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
         std::string why;
         if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->src, &why)) {
             c->src.ss_family = 0;
-            logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(), why.c_str());
+            logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(),
+                 why.c_str());
         }
     }
     start_resolve(c);
@@ -368,7 +377,8 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         if (c->is_client) break;
         logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (REJECTED)", c->peer_text.c_str());
         t->counters.handshakes_aborted += 1;
-        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        conn_fail(c, -ECONNABORTED,
+                  "accept from " + c->peer_text + ": the client gave up before the handshake completed");
         return;
     case RDMA_CM_EVENT_ESTABLISHED:
         if (c->is_client) break;
@@ -399,16 +409,19 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
                             " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
             mark_ready(c);
         } else {
-            conn_fail(c, -ECONNRESET, "connection reset: " + c->peer_text +
-                                          " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
+            conn_fail(c, -ECONNRESET,
+                      "connection reset: " + c->peer_text +
+                          " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
         }
         return;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
     case RDMA_CM_EVENT_ADDR_CHANGE:
-        conn_fail(c, -ENODEV, format("%s: %s; hint: the RDMA device or its address went away", c->peer_text.c_str(),
-                                     rdma_event_str(ev.event)));
+        conn_fail(c, -ENODEV,
+                  format("%s: %s; hint: the RDMA device or its address went away", c->peer_text.c_str(),
+                         rdma_event_str(ev.event)));
         return;
-    default: break;
+    default:
+        break;
     }
     if (c->is_client) client_event(c, ev, pdata, plen);
 }
@@ -430,7 +443,8 @@ void conn_accept_on_target(void *arg)
         logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client before accept: %s",
              c->peer_text.c_str(), why.c_str());
         t->counters.handshakes_aborted += 1;
-        conn_fail(c, -ECONNABORTED, "accept from " + c->peer_text + ": the client gave up before the handshake completed");
+        conn_fail(c, -ECONNABORTED,
+                  "accept from " + c->peer_text + ": the client gave up before the handshake completed");
         return;
     }
     if (rc) {
@@ -576,8 +590,10 @@ void conn_tick(tw_conn *c, uint64_t now)
             std::string detail;
             if (c->is_client)
                 detail = format("; address resolved %s after %u step(s)",
-                                c->addr_resolved_ns ? format("%llu ms after the start", static_cast<unsigned long long>(
-                                                                                          (c->addr_resolved_ns - c->started_ns) / 1000000ull)).c_str()
+                                c->addr_resolved_ns ? format("%llu ms after the start",
+                                                             static_cast<unsigned long long>(
+                                                                 (c->addr_resolved_ns - c->started_ns) / 1000000ull))
+                                                          .c_str()
                                                     : "never",
                                 c->resolve_steps);
             conn_fail(c, -ETIMEDOUT,

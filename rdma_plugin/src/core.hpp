@@ -69,8 +69,15 @@ const char *state_name(ConnState s);
 
 /// Wrote into wr_id: serial (32) | kind (8) | index (24).
 enum class WrKind : uint32_t {
-    Recv = 1, Data = 2, Ctrl = 3, Fence = 4, Bind = 5, Invalidate = 6,
-    Rma = 7, RmaBind = 8, RmaInvalidate = 9 ///< rma_*.cpp
+    Recv = 1,
+    Data = 2,
+    Ctrl = 3,
+    Fence = 4,
+    Bind = 5,
+    Invalidate = 6,
+    Rma = 7,
+    RmaBind = 8,
+    RmaInvalidate = 9 ///< rma_*.cpp
 };
 inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 {
@@ -83,26 +90,26 @@ inline uint64_t make_wr_id(uint32_t serial, WrKind kind, uint32_t index)
 /// start in the stream (`base`): segment g covers stream bytes
 /// [base + g * seg, base + (g + 1) * seg), window g % 8, lap g / 8.
 struct RingGrant {
-    uint8_t *mem = nullptr;      ///< the ring
+    uint8_t *mem = nullptr; ///< the ring
     uint64_t size = 0;
-    ibv_mr *mr = nullptr;        ///< its registration (windows are bound over it)
-    SpareRing *spare = nullptr;  ///< from the pool's spare rings; nullptr: the block's own
-    uint64_t base = 0;           ///< stream offset of the ring's first byte
-    uint32_t gen = 0;            ///< which ring of the connection (signal marks name it)
+    ibv_mr *mr = nullptr;       ///< its registration (windows are bound over it)
+    SpareRing *spare = nullptr; ///< from the pool's spare rings; nullptr: the block's own
+    uint64_t base = 0;          ///< stream offset of the ring's first byte
+    uint32_t gen = 0;           ///< which ring of the connection (signal marks name it)
     ibv_mw *mw[kRingSegments] = {};
     uint32_t lap0_rkey[kRingSegments] = {}; ///< key of each window's first binding
-    uint64_t seg = 0;         ///< segment size (rx_size / kRingSegments)
-    uint64_t binds_posted = 0;  ///< segments whose bind was posted
-    uint64_t binds_done = 0;    ///< segments whose bind completed (the peer may be told)
-    uint64_t invalidated = 0;   ///< segments whose window was invalidated (filled)
-    bool leaked = false; ///< deallocation failed: the block is never reused
+    uint64_t seg = 0;                       ///< segment size (rx_size / kRingSegments)
+    uint64_t binds_posted = 0;              ///< segments whose bind was posted
+    uint64_t binds_done = 0;                ///< segments whose bind completed (the peer may be told)
+    uint64_t invalidated = 0;               ///< segments whose window was invalidated (filled)
+    bool leaked = false;                    ///< deallocation failed: the block is never reused
 };
 
 /// What a signalled send completion frees: everything posted up to it.
 struct SignalMark {
-    uint64_t wr_seq;   ///< wr_posted after the signalled WR
-    uint64_t tx_end;   ///< tx_posted after it
-    uint64_t ctrl_end; ///< ctrl_posted after it
+    uint64_t wr_seq;    ///< wr_posted after the signalled WR
+    uint64_t tx_end;    ///< tx_posted after it
+    uint64_t ctrl_end;  ///< ctrl_posted after it
     uint64_t binds_end; ///< grant.binds_posted after it
     uint32_t grant_gen; ///< grant.gen when it was posted
 };
@@ -154,8 +161,8 @@ struct tw_conn : twrdma::CmOwner {
     twrdma::LoopDevice *ldev = nullptr;
     int cq_slot = -1;
     twrdma::Block *block = nullptr;
-    twrdma::RingGrant grant;   ///< what the peer may write (our RX ring)
-    bool disconnected = false; ///< DISCONNECTED seen or rdma_disconnect called
+    twrdma::RingGrant grant;      ///< what the peer may write (our RX ring)
+    bool disconnected = false;    ///< DISCONNECTED seen or rdma_disconnect called
     bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
 
     // host side
@@ -173,12 +180,12 @@ struct tw_conn : twrdma::CmOwner {
     std::string last_error;
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
     uint32_t timeout_ms = 0;
-    uint64_t started_ns = 0;        ///< client: connect() time
-    uint64_t addr_resolved_ns = 0;  ///< client: ADDR_RESOLVED time
-    uint32_t resolve_steps = 0;     ///< client: rdma_resolve_addr calls
-    std::string peer_text;    ///< "10.77.0.2:7379" for messages
-    sockaddr_storage dst{};   ///< client: where to connect
-    sockaddr_storage src{};   ///< client: source to bind (family 0: none)
+    uint64_t started_ns = 0;       ///< client: connect() time
+    uint64_t addr_resolved_ns = 0; ///< client: ADDR_RESOLVED time
+    uint32_t resolve_steps = 0;    ///< client: rdma_resolve_addr calls
+    std::string peer_text;         ///< "10.77.0.2:7379" for messages
+    sockaddr_storage dst{};        ///< client: where to connect
+    sockaddr_storage src{};        ///< client: source to bind (family 0: none)
 
     // peer (from its hello)
     uint8_t version = 0;
@@ -197,11 +204,11 @@ struct tw_conn : twrdma::CmOwner {
 
     // adaptive rings (ring_resize.cpp)
     twrdma::Resize resize = twrdma::Resize::None;
-    twrdma::RingGrant next;       ///< the ring offered (Binding, Offered) or left (Draining)
-    uint64_t resize_seq = 0;      ///< Binding: wr seq of the binds; Draining: of the last invalidation
-    bool peer_waiting = false;    ///< the peer's last data said more waits for ring space
-    uint64_t last_data_ns = 0;    ///< data sent or received (idle shrink)
-    uint32_t grant_gens = 1;      ///< rings this connection had
+    twrdma::RingGrant next;    ///< the ring offered (Binding, Offered) or left (Draining)
+    uint64_t resize_seq = 0;   ///< Binding: wr seq of the binds; Draining: of the last invalidation
+    bool peer_waiting = false; ///< the peer's last data said more waits for ring space
+    uint64_t last_data_ns = 0; ///< data sent or received (idle shrink)
+    uint32_t grant_gens = 1;   ///< rings this connection had
     uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;
     uint64_t window_waits = 0;   ///< posting held for window operations (tw_rdma_rings)
     uint64_t window_wait_at = 0; ///< remote_seq when the last such hold began
@@ -215,7 +222,7 @@ struct tw_conn : twrdma::CmOwner {
     uint8_t *tx = nullptr;
     uint64_t tx_size = 0;
     twrdma::TxRing tx_ring;
-    twrdma::TxRing old_tx;        ///< size 0: none
+    twrdma::TxRing old_tx; ///< size 0: none
     uint64_t old_tx_end = 0;
     uint64_t tx_head = 0;   ///< accepted from the application
     uint64_t tx_posted = 0; ///< handed to the device

@@ -340,7 +340,8 @@ void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
     if (!add_credits(c, m.credits)) return;
     c->r_consumed = m.consumed;
     switch (static_cast<Ctrl>(m.type)) {
-    case Ctrl::Credit: break;
+    case Ctrl::Credit:
+        break;
     case Ctrl::Shutdown:
         if (m.sent != c->rx_tail)
             return bad_frame(c, format("SHUTDOWN after %llu bytes, but %llu arrived",
@@ -348,8 +349,11 @@ void on_ctrl(tw_conn *c, const uint8_t *buf, uint32_t len)
                                        static_cast<unsigned long long>(c->rx_tail)));
         c->peer_eof = true;
         break;
-    case Ctrl::Keepalive: c->want_ka_ack = true; break;
-    case Ctrl::KeepaliveAck: break;
+    case Ctrl::Keepalive:
+        c->want_ka_ack = true;
+        break;
+    case Ctrl::KeepaliveAck:
+        break;
     case Ctrl::Ring:
         if (c->peer_ring_known) return bad_frame(c, "a second RING (the ring is named once)");
         ring_keys_from_wire(buf, c->peer_rkeys);
@@ -507,14 +511,14 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
     auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
     if (wc.status != IBV_WC_SUCCESS) {
         if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
-        const char *what = kind == WrKind::Recv   ? "RECV"
-                           : kind == WrKind::Ctrl ? "SEND (control)"
-                           : kind == WrKind::Bind ? "BIND_MW (receive ring window)"
-                           : kind == WrKind::Invalidate ? "LOCAL_INV (receive ring window)"
-                           : kind == WrKind::Rma ? rma_wc_what(c, wc)
-                           : kind == WrKind::RmaBind ? "BIND_MW (rma_expose)"
+        const char *what = kind == WrKind::Recv            ? "RECV"
+                           : kind == WrKind::Ctrl          ? "SEND (control)"
+                           : kind == WrKind::Bind          ? "BIND_MW (receive ring window)"
+                           : kind == WrKind::Invalidate    ? "LOCAL_INV (receive ring window)"
+                           : kind == WrKind::Rma           ? rma_wc_what(c, wc)
+                           : kind == WrKind::RmaBind       ? "BIND_MW (rma_expose)"
                            : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
-                                                  : "RDMA_WRITE";
+                                                           : "RDMA_WRITE";
         // Flushes after we (or the peer) ended the connection say nothing
         // new; another error may say why the peer ended it (a disconnect
         // can be handled before the completion that explains it).

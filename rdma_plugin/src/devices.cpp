@@ -18,12 +18,18 @@ namespace twrdma {
 const char *port_state_name(ibv_port_state state)
 {
     switch (state) {
-    case IBV_PORT_NOP: return "NOP";
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+    case IBV_PORT_NOP:
+        return "NOP";
+    case IBV_PORT_DOWN:
+        return "DOWN";
+    case IBV_PORT_INIT:
+        return "INIT";
+    case IBV_PORT_ARMED:
+        return "ARMED";
+    case IBV_PORT_ACTIVE:
+        return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+        return "ACTIVE_DEFER";
     }
     return "UNKNOWN";
 }
@@ -31,9 +37,12 @@ const char *port_state_name(ibv_port_state state)
 static const char *gid_type_name(ibv_gid_type type)
 {
     switch (type) {
-    case IBV_GID_TYPE_IB: return "IB";
-    case IBV_GID_TYPE_ROCE_V1: return "RoCEv1";
-    case IBV_GID_TYPE_ROCE_V2: return "RoCEv2";
+    case IBV_GID_TYPE_IB:
+        return "IB";
+    case IBV_GID_TYPE_ROCE_V1:
+        return "RoCEv1";
+    case IBV_GID_TYPE_ROCE_V2:
+        return "RoCEv2";
     }
     return "unknown";
 }
@@ -80,8 +89,8 @@ static bool port_usable(ibv_context *ctx, uint8_t port, const Settings &s, std::
             return false;
         }
         if (type != IBV_GID_TYPE_ROCE_V2) {
-            *why = format("%s port %u GID index %d is %s, not RoCEv2 (rdma.gid_index)", ibv_get_device_name(ctx->device),
-                          port, s.gid_index, gid_type_name(type));
+            *why = format("%s port %u GID index %d is %s, not RoCEv2 (rdma.gid_index)",
+                          ibv_get_device_name(ctx->device), port, s.gid_index, gid_type_name(type));
             return false;
         }
     }
@@ -141,7 +150,8 @@ int Devices::open(const Settings &s, std::string *why)
             if (s.port && p != s.port) continue;
             if (port_usable(d.ctx, p, s, &port_why)) d.usable = true;
         }
-        if (s.port && s.port > d.attr.phys_port_cnt) port_why = format("%s has no port %u (rdma.port)", d.name.c_str(), s.port);
+        if (s.port && s.port > d.attr.phys_port_cnt)
+            port_why = format("%s has no port %u (rdma.port)", d.name.c_str(), s.port);
         if (d.usable) {
             d.pd = ibv_alloc_pd(d.ctx);
             if (!d.pd) {
@@ -177,8 +187,8 @@ std::string Devices::describe() const
 {
     std::string out;
     for (auto &d : devices_) {
-        out += format("device: %s %s%s\n", d.name.c_str(), d.usable ? "in use" : "unused: ",
-                      d.usable ? "" : d.why_unusable.c_str());
+        out += format("device: %s %s%s\n", d.name.c_str(),
+                      d.usable ? "in use" : "unused: ", d.usable ? "" : d.why_unusable.c_str());
     }
     return out;
 }
@@ -200,8 +210,8 @@ std::string probe_devices()
         }
         ibv_device_attr attr{};
         if (ibv_query_device(ctx, &attr) == 0) {
-            out += format("device: %s ports %u max_qp %d max_qp_wr %d max_cqe %d max_mr %d\n", name,
-                          attr.phys_port_cnt, attr.max_qp, attr.max_qp_wr, attr.max_cqe, attr.max_mr);
+            out += format("device: %s ports %u max_qp %d max_qp_wr %d max_cqe %d max_mr %d\n", name, attr.phys_port_cnt,
+                          attr.max_qp, attr.max_qp_wr, attr.max_cqe, attr.max_mr);
             for (uint8_t p = 1; p <= attr.phys_port_cnt; ++p) {
                 ibv_port_attr pa{};
                 if (ibv_query_port(ctx, p, &pa)) continue;

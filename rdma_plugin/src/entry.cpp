@@ -326,8 +326,10 @@ int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data
     if (ns) return -EOPNOTSUPP; // another transport's namespace
     return guarded([&]() -> int {
         switch (op) {
-        case TW_CTRL_GET_FD: return -ENOTSUP;
-        case TW_CTRL_SET_NODELAY: return 0; // every write is posted at once already
+        case TW_CTRL_GET_FD:
+            return -ENOTSUP;
+        case TW_CTRL_SET_NODELAY:
+            return 0; // every write is posted at once already
         case TW_CTRL_GET_TRANSPORT_STATS: {
             auto *st = static_cast<tw_transport_stats *>(data);
             tw_transport *tr = c ? c->loop->t : t;
@@ -335,7 +337,8 @@ int op_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *data
             tr->counters.fill(st);
             return 0;
         }
-        default: return -EOPNOTSUPP;
+        default:
+            return -EOPNOTSUPP;
         }
     });
 }

@@ -46,13 +46,20 @@ void TransportCounters::fill(tw_transport_stats *out) const
 const char *state_name(ConnState s)
 {
     switch (s) {
-    case ConnState::ResolvingAddr: return "resolving address";
-    case ConnState::ResolvingRoute: return "resolving route";
-    case ConnState::Connecting: return "connecting";
-    case ConnState::Queued: return "queued";
-    case ConnState::Accepting: return "accepting";
-    case ConnState::Established: return "established";
-    case ConnState::Finished: return "finished";
+    case ConnState::ResolvingAddr:
+        return "resolving address";
+    case ConnState::ResolvingRoute:
+        return "resolving route";
+    case ConnState::Connecting:
+        return "connecting";
+    case ConnState::Queued:
+        return "queued";
+    case ConnState::Accepting:
+        return "accepting";
+    case ConnState::Established:
+        return "established";
+    case ConnState::Finished:
+        return "finished";
     }
     return "?";
 }

@@ -49,7 +49,8 @@ void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
         }
         auto *owner = static_cast<CmOwner *>(ev.id->context);
         if (!owner) continue;
-        if (owner->kind == CmKind::Conn) conn_on_cm_event(static_cast<tw_conn *>(owner), ev, plen ? pdata : nullptr, plen);
+        if (owner->kind == CmKind::Conn)
+            conn_on_cm_event(static_cast<tw_conn *>(owner), ev, plen ? pdata : nullptr, plen);
         else if (owner->kind == CmKind::Listener)
             listener_on_cm_event(static_cast<tw_listener *>(owner), ev, plen ? pdata : nullptr, plen);
     }

@@ -7,7 +7,8 @@ static const struct tw_transport_ops rdma_ops = {
     .size = sizeof(struct tw_transport_ops),
     .version = TW_TRANSPORT_OPS_VERSION,
     .name = "rdma",
-    .description = "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
+    .description =
+        "RDMA (RoCE v2 / InfiniBand) byte streams: WRITE_WITH_IMM into a registered ring, credit flow control",
     .caps = TW_CAP_ZERO_COPY_SEND | TW_CAP_ZERO_COPY_RECV | TW_CAP_HALF_CLOSE | TW_CAP_PENDING_DATA |
             TW_CAP_KERNEL_BYPASS | TW_CAP_BUSY_POLL | TW_CAP_RMA,
     .init = op_init,

@@ -189,9 +189,10 @@ std::string Pool::refill(uint64_t now_ns)
                 int access = IBV_ACCESS_LOCAL_WRITE | (device_has_type2_mw(device_) ? IBV_ACCESS_MW_BIND : 0);
                 ibv_mr *mr = ibv_reg_mr(device_.pd, p, size, access);
                 if (!mr) {
-                    why = call_failed("ibv_reg_mr (ring for a growing connection)", errno,
-                                      "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower "
-                                      "rdma.ring_max / rdma.send_buffer_max");
+                    why =
+                        call_failed("ibv_reg_mr (ring for a growing connection)", errno,
+                                    "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower "
+                                    "rdma.ring_max / rdma.send_buffer_max");
                     munmap(p, size);
                 } else {
                     auto *r = new SpareRing;

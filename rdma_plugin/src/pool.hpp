@@ -104,11 +104,11 @@ private:
     size_t retired_ = 0;
     std::vector<std::vector<Block>> blocks_; ///< per slab
     bool warned_exhausted_ = false;
-    size_t registered_ = 0;                 ///< slabs and rings
-    std::vector<SpareRing *> spare_;        ///< registered, free
-    std::vector<size_t> wanted_;            ///< sizes take_ring missed
-    size_t spare_in_use_ = 0;               ///< bytes of rings lent out
-    size_t spare_retired_ = 0;              ///< bytes of rings retired
+    size_t registered_ = 0;          ///< slabs and rings
+    std::vector<SpareRing *> spare_; ///< registered, free
+    std::vector<size_t> wanted_;     ///< sizes take_ring missed
+    size_t spare_in_use_ = 0;        ///< bytes of rings lent out
+    size_t spare_retired_ = 0;       ///< bytes of rings retired
     bool warned_rings_ = false;
 };
 

@@ -19,7 +19,7 @@ struct Speed {
 
 // IBTA encodings of ibv_port_attr.active_speed and active_width, with the
 // nominal lane rates ibv_devinfo prints.
-const Speed kSpeeds[] = {{1, 2.5, "SDR"},  {2, 5.0, "DDR"},  {4, 10.0, "QDR"},  {8, 10.0, "FDR10"},
+const Speed kSpeeds[] = {{1, 2.5, "SDR"},   {2, 5.0, "DDR"},   {4, 10.0, "QDR"},  {8, 10.0, "FDR10"},
                          {16, 14.0, "FDR"}, {32, 25.0, "EDR"}, {64, 50.0, "HDR"}, {128, 100.0, "NDR"}};
 const struct {
     uint8_t code;
@@ -54,8 +54,8 @@ std::string link_rate_text(uint8_t active_width, uint8_t active_speed)
     unsigned lanes = 0;
     for (const auto &w : kWidths)
         if (w.code == active_width) lanes = w.lanes;
-    std::string out = speed ? format("speed %.1f Gb/s (%s)", speed->gbps, speed->name)
-                            : format("speed unknown (%u)", active_speed);
+    std::string out =
+        speed ? format("speed %.1f Gb/s (%s)", speed->gbps, speed->name) : format("speed unknown (%u)", active_speed);
     out += lanes ? format(" width %uX", lanes) : format(" width unknown (%u)", active_width);
     if (speed && lanes) out += format(" (%.1f Gb/s)", speed->gbps * lanes);
     return out;

@@ -79,8 +79,8 @@ int check_memlock(size_t at_start, size_t can_grow_to, std::string *why, std::st
                           limit_kib, figures.c_str(), fix.c_str());
         return 0;
     }
-    *why = format("RLIMIT_MEMLOCK is %llu KiB but %s; fix: %s; or lower rdma.pool_size and rdma.pool_max", limit_kib, figures.c_str(),
-                  fix.c_str());
+    *why = format("RLIMIT_MEMLOCK is %llu KiB but %s; fix: %s; or lower rdma.pool_size and rdma.pool_max", limit_kib,
+                  figures.c_str(), fix.c_str());
     return -TW_EMEMLOCK;
 }
 

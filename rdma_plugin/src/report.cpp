@@ -53,16 +53,25 @@ std::string sockaddr_text(const sockaddr *sa)
 static const char *errno_hint(int err)
 {
     switch (err) {
-    case ENOMEM: return "registered memory or queue resources ran out; check RLIMIT_MEMLOCK and rdma.pool_max";
-    case ENODEV: return "no RDMA device serves this address; check `rdma link` and the address";
-    case EADDRNOTAVAIL: return "the address is not configured on an RDMA-capable interface";
-    case EADDRINUSE: return "another process listens on this port";
+    case ENOMEM:
+        return "registered memory or queue resources ran out; check RLIMIT_MEMLOCK and rdma.pool_max";
+    case ENODEV:
+        return "no RDMA device serves this address; check `rdma link` and the address";
+    case EADDRNOTAVAIL:
+        return "the address is not configured on an RDMA-capable interface";
+    case EADDRINUSE:
+        return "another process listens on this port";
     case EACCES:
-    case EPERM: return "permission denied by the RDMA device (used after fork? limits?)";
-    case ETIMEDOUT: return "the peer did not answer in time";
-    case ECONNREFUSED: return "nothing listens for RDMA on that port";
-    case EINVAL: return "invalid argument (device limits, or a resource in the wrong state)";
-    default: return nullptr;
+    case EPERM:
+        return "permission denied by the RDMA device (used after fork? limits?)";
+    case ETIMEDOUT:
+        return "the peer did not answer in time";
+    case ECONNREFUSED:
+        return "nothing listens for RDMA on that port";
+    case EINVAL:
+        return "invalid argument (device limits, or a resource in the wrong state)";
+    default:
+        return nullptr;
     }
 }
 
@@ -82,13 +91,20 @@ std::string call_failed(const char *call, int err, const char *hint)
 const char *wc_hint(ibv_wc_status status)
 {
     switch (status) {
-    case IBV_WC_RETRY_EXC_ERR: return "the peer stopped acknowledging (dead, unreachable or its QP is gone)";
-    case IBV_WC_RNR_RETRY_EXC_ERR: return "the peer had no receive posted (credit accounting broken?)";
-    case IBV_WC_REM_ACCESS_ERR: return "the peer refused the remote write (bad rkey or address)";
-    case IBV_WC_WR_FLUSH_ERR: return "the queue pair was already in error state";
-    case IBV_WC_LOC_LEN_ERR: return "a message did not fit the posted receive buffer";
-    case IBV_WC_LOC_PROT_ERR: return "a local buffer is outside the registered memory";
-    default: return "";
+    case IBV_WC_RETRY_EXC_ERR:
+        return "the peer stopped acknowledging (dead, unreachable or its QP is gone)";
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+        return "the peer had no receive posted (credit accounting broken?)";
+    case IBV_WC_REM_ACCESS_ERR:
+        return "the peer refused the remote write (bad rkey or address)";
+    case IBV_WC_WR_FLUSH_ERR:
+        return "the queue pair was already in error state";
+    case IBV_WC_LOC_LEN_ERR:
+        return "a message did not fit the posted receive buffer";
+    case IBV_WC_LOC_PROT_ERR:
+        return "a local buffer is outside the registered memory";
+    default:
+        return "";
     }
 }
 

@@ -161,8 +161,8 @@ bool tx_grow(tw_conn *c, uint64_t need)
     c->tx = spare->mem;
     c->tx_size = size;
     c->tx_grows += 1;
-    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: TX ring of %llu bytes from stream offset %llu",
-         c->peer_text.c_str(), static_cast<unsigned long long>(size), static_cast<unsigned long long>(c->tx_head));
+    logf(c->loop->t, TW_LOG_DEBUG, "connection %s: TX ring of %llu bytes from stream offset %llu", c->peer_text.c_str(),
+         static_cast<unsigned long long>(size), static_cast<unsigned long long>(c->tx_head));
     return true;
 }
 
@@ -187,8 +187,11 @@ void resize_pump(tw_conn *c)
         }
         break;
     case Resize::Offering:
-    case Resize::Offered: break;
-    case Resize::Draining: drain_old_ring(c); break;
+    case Resize::Offered:
+        break;
+    case Resize::Draining:
+        drain_old_ring(c);
+        break;
     }
 }
 

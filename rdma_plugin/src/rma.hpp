@@ -15,12 +15,12 @@ struct tw_rma_exposure {
     tw_conn *conn = nullptr;
     uint8_t *addr = nullptr;
     size_t len = 0;
-    uint32_t access = 0;   ///< TW_RMA_*
+    uint32_t access = 0;      ///< TW_RMA_*
     ibv_mr *own_mr = nullptr; ///< registered by expose (nullptr: inside lent memory)
     ibv_mr *mr = nullptr;     ///< the MR the window is bound over (own_mr or the lent memory's)
     ibv_mw *mw = nullptr;
-    uint32_t rkey = 0;        ///< the key of its one binding
-    uint32_t id = 0;          ///< names it in wr_id
+    uint32_t rkey = 0; ///< the key of its one binding
+    uint32_t id = 0;   ///< names it in wr_id
     bool revoking = false;
     tw_rma_cb revoke_cb = nullptr;
     void *revoke_arg = nullptr;
@@ -31,9 +31,9 @@ namespace twrdma {
 /// What rma_expose writes (little endian, packed by hand): the initiator
 /// needs address, key, length and access; the format is versioned.
 struct RmaDesc {
-    uint32_t magic = 0;   ///< kRmaMagic
-    uint8_t version = 0;  ///< kRmaDescVersion
-    uint8_t access = 0;   ///< TW_RMA_*
+    uint32_t magic = 0;  ///< kRmaMagic
+    uint8_t version = 0; ///< kRmaDescVersion
+    uint8_t access = 0;  ///< TW_RMA_*
     uint64_t addr = 0;
     uint64_t len = 0;
     uint32_t rkey = 0;
@@ -54,27 +54,27 @@ struct RmaLent {
 
 /// One work request of an operation (in send-queue order).
 struct RmaPiece {
-    uint32_t op;          ///< index into RmaConn::ops
+    uint32_t op; ///< index into RmaConn::ops
     uint64_t bytes;
     uint8_t *bounce_to;   ///< READ through staging: copy here on completion
     uint8_t *bounce_from; ///< ... from here
     uint64_t staging_end; ///< staging bytes freed by its completion
     bool read;
-    uint64_t wr_seq = 0;  ///< the connection's wr_posted after it: done once wr_done reaches it
+    uint64_t wr_seq = 0; ///< the connection's wr_posted after it: done once wr_done reaches it
 };
 
 struct RmaOp {
     bool live = false;
     bool read = false;
-    bool cancelled = false;  ///< close: no callback, no copy
-    bool direct = false;     ///< the device reads/writes `local` itself
+    bool cancelled = false; ///< close: no callback, no copy
+    bool direct = false;    ///< the device reads/writes `local` itself
     uint8_t *local = nullptr;
     uint32_t lkey = 0;
     uint64_t remote = 0;
     uint32_t rkey = 0;
     uint64_t len = 0;
-    uint64_t posted = 0;     ///< bytes handed to the device
-    uint64_t done = 0;       ///< bytes completed
+    uint64_t posted = 0; ///< bytes handed to the device
+    uint64_t done = 0;   ///< bytes completed
     tw_rma_cb cb = nullptr;
     void *arg = nullptr;
     int status = 0;
@@ -90,18 +90,18 @@ struct RmaCompletion {
 struct RmaConn {
     std::vector<tw_rma_exposure *> exposures;
     std::vector<RmaLent> lent;
-    std::vector<RmaOp> ops;         ///< slots; index goes into wr_id
-    std::deque<uint32_t> waiting;   ///< ops with bytes not yet posted, FIFO
-    std::deque<RmaPiece> in_flight; ///< posted pieces, send-queue order
+    std::vector<RmaOp> ops;                           ///< slots; index goes into wr_id
+    std::deque<uint32_t> waiting;                     ///< ops with bytes not yet posted, FIFO
+    std::deque<RmaPiece> in_flight;                   ///< posted pieces, send-queue order
     std::deque<tw_rma_exposure *> bind_waiting;       ///< exposed, BIND_MW not posted yet, FIFO
     std::deque<tw_rma_exposure *> invalidate_waiting; ///< revoked, LOCAL_INV not posted yet
     std::deque<tw_rma_exposure *> invalidating;       ///< LOCAL_INV posted, FIFO
-    std::vector<RmaCompletion> completions; ///< to run from the loop
+    std::vector<RmaCompletion> completions;           ///< to run from the loop
     uint32_t next_exposure_id = 1;
-    bool delivering = false;        ///< callbacks running: rma_post queues, one pump after them
+    bool delivering = false; ///< callbacks running: rma_post queues, one pump after them
     uint32_t reads_in_flight = 0;
-    uint32_t read_limit = 0;        ///< QP's initiator depth
-    uint64_t max_transfer = 0;      ///< bytes per work request
+    uint32_t read_limit = 0;   ///< QP's initiator depth
+    uint64_t max_transfer = 0; ///< bytes per work request
     // staging for local memory that is not registered (a bounce, FIFO ring)
     uint8_t *staging = nullptr;
     ibv_mr *staging_mr = nullptr;

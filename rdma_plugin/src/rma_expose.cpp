@@ -143,8 +143,7 @@ uint32_t rma_local_lkey(tw_conn *c, const void *p, size_t len, bool writable)
     return 0;
 }
 
-int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc,
-               size_t *desc_len)
+int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc, size_t *desc_len)
 {
     if (!addr || len == 0 || !out || !desc || !desc_len || access == 0 ||
         (access & ~uint32_t(TW_RMA_READ | TW_RMA_WRITE)))
@@ -179,8 +178,9 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
     e->mw = ibv_alloc_mw(c->ldev->dev->pd, IBV_MW_TYPE_2);
     if (!e->mw) {
         int err = errno ? errno : ENOMEM;
-        c->last_error = call_failed("ibv_alloc_mw (rma_expose)", err,
-                                    "the device is out of memory windows (max_mw): revoke exposures you no longer need");
+        c->last_error =
+            call_failed("ibv_alloc_mw (rma_expose)", err,
+                        "the device is out of memory windows (max_mw): revoke exposures you no longer need");
         drop_window(e);
         delete e;
         return -ENOMEM;
@@ -318,7 +318,8 @@ void rma_on_fail(tw_conn *c)
     for (RmaOp &op : r.ops) {
         if (!op.live) continue;
         op.live = false;
-        if (!op.cancelled) r.completions.push_back(RmaCompletion{op.cb, op.arg, op.status ? op.status : c->error, nullptr});
+        if (!op.cancelled)
+            r.completions.push_back(RmaCompletion{op.cb, op.arg, op.status ? op.status : c->error, nullptr});
     }
     r.waiting.clear();
     r.in_flight.clear();

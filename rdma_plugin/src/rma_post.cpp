@@ -151,8 +151,7 @@ int rma_post(tw_conn *c, const tw_rma_request *req)
         c->last_error = format("rma_post: the exposure was not exposed for %s", read ? "reading" : "writing");
         return -TW_EREMOTEACCESS;
     }
-    if (c->state != ConnState::Established || c->error || c->disconnected || !c->qp || c->host_closed)
-        return -ENOTCONN;
+    if (c->state != ConnState::Established || c->error || c->disconnected || !c->qp || c->host_closed) return -ENOTCONN;
     RmaConn &r = rma_state(c);
     if (!r.max_transfer) {
         r.max_transfer = max_transfer(c);

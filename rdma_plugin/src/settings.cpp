@@ -24,10 +24,20 @@ bool parse_size(const char *text, uint64_t *out)
     uint64_t mul = 1;
     if (*end) {
         switch (*end) {
-        case 'k': case 'K': mul = 1ull << 10; break;
-        case 'm': case 'M': mul = 1ull << 20; break;
-        case 'g': case 'G': mul = 1ull << 30; break;
-        default: return false;
+        case 'k':
+        case 'K':
+            mul = 1ull << 10;
+            break;
+        case 'm':
+        case 'M':
+            mul = 1ull << 20;
+            break;
+        case 'g':
+        case 'G':
+            mul = 1ull << 30;
+            break;
+        default:
+            return false;
         }
         ++end;
         if (*end == 'i') ++end;
@@ -86,8 +96,9 @@ public:
         if (std::strlen(v) >= kDeviceNameMax) return bad(key, v, "expected a device name of at most 63 characters");
         for (const char *p = v; *p; ++p)
             if (*p == '/' || *p <= ' ' || *p == 0x7f)
-                return bad(key, v, "expected a device name as ibv_devices lists it (no '/', spaces or control "
-                                   "characters)");
+                return bad(key, v,
+                           "expected a device name as ibv_devices lists it (no '/', spaces or control "
+                           "characters)");
         *out = v;
         return true;
     }
@@ -146,8 +157,8 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
               r.integer("rdma.keepalive_ms", &s->keepalive_ms, 10, 3600000) &&
               r.integer("rdma.dead_peer_ms", &s->dead_peer_ms, 20, 86400000) &&
               r.integer("rdma.linger_ms", &s->linger_ms, 0, 600000) &&
-              r.integer("rdma.busy_poll_us", &s->busy_poll_us, 0, 1000000) && r.device_name("rdma.device", &s->device) &&
-              r.integer("rdma.port", &s->port, 0, 255) &&
+              r.integer("rdma.busy_poll_us", &s->busy_poll_us, 0, 1000000) &&
+              r.device_name("rdma.device", &s->device) && r.integer("rdma.port", &s->port, 0, 255) &&
               r.size("rdma.rma_max_transfer", &s->rma_max_transfer, 4096, 1ull << 31, false);
     if (ok) {
         const char *origin = nullptr;
@@ -164,7 +175,8 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     // default maximum raises it.
     for (auto [start, max, start_key, max_key] :
          {std::make_tuple(&s->ring_size, &s->ring_max, "rdma.ring_size", "rdma.ring_max"),
-          std::make_tuple(&s->send_buffer_size, &s->send_buffer_max, "rdma.send_buffer_size", "rdma.send_buffer_max")}) {
+          std::make_tuple(&s->send_buffer_size, &s->send_buffer_max, "rdma.send_buffer_size",
+                          "rdma.send_buffer_max")}) {
         if (*max == 0 || (*start > *max && std::strcmp(r.origin_of(max_key), "default") == 0)) *max = *start;
         if (*start <= *max) continue;
         *why = format("%s = %zu (%s) is smaller than %s = %zu (%s): a ring never shrinks below its start", max_key,

@@ -11,27 +11,28 @@
 namespace twrdma {
 
 struct Settings {
-    size_t ring_size = 32 * 1024;        ///< rdma.ring_size: receive ring the peer writes into, at first
-    size_t ring_max = 16u << 20;         ///< rdma.ring_max: what it may grow to while the sender waits for it (0: ring_size)
+    size_t ring_size = 32 * 1024; ///< rdma.ring_size: receive ring the peer writes into, at first
+    size_t ring_max = 16u << 20;  ///< rdma.ring_max: what it may grow to while the sender waits for it (0: ring_size)
     size_t send_buffer_size = 16 * 1024; ///< rdma.send_buffer_size: TX staging ring, at first
-    size_t send_buffer_max = 16u << 20;  ///< rdma.send_buffer_max: what it may grow to while writes wait for it (0: send_buffer_size)
-    uint32_t ring_idle_ms = 5000;        ///< rdma.ring_idle_ms: idle time after which grown rings shrink back
-    uint32_t recv_depth = 64;            ///< rdma.recv_depth: receives posted per connection
-    uint32_t control_credits = 4;        ///< rdma.control_credits: receives kept for control messages
-    uint32_t sq_depth = 64;              ///< rdma.sq_depth: send queue entries per connection
-    size_t pool_size = 8u << 20;         ///< rdma.pool_size: registered per (loop, device) up front; slab size
-    size_t pool_max = 256u << 20;        ///< rdma.pool_max: growth limit per (loop, device)
-    uint32_t qp_timeout = 14;            ///< rdma.qp_timeout: 4.096 us * 2^n local ACK timeout
-    uint32_t retry_count = 7;            ///< rdma.retry_count: transport retries
-    uint32_t rnr_retry = 3;              ///< rdma.rnr_retry: RNR retries (7 = infinite, refused)
-    uint32_t keepalive_ms = 10000;       ///< rdma.keepalive_ms: idle time before a KEEPALIVE
-    uint32_t dead_peer_ms = 30000;       ///< rdma.dead_peer_ms: silence before TW_EPEERDEAD
-    uint32_t linger_ms = 5000;           ///< rdma.linger_ms: close flushes at most this long
-    uint32_t busy_poll_us = 0;           ///< rdma.busy_poll_us: 0 = off
-    std::string device;                  ///< rdma.device: use only this device ("" = any)
-    uint32_t port = 0;                   ///< rdma.port: use only this port (0 = any)
-    int gid_index = -1;                  ///< rdma.gid_index: GID the device must have (RoCE v2), -1 = any
-    size_t rma_max_transfer = 0;         ///< rdma.rma_max_transfer: bytes per RMA work request (0 = port's max_msg_sz)
+    size_t send_buffer_max =
+        16u << 20; ///< rdma.send_buffer_max: what it may grow to while writes wait for it (0: send_buffer_size)
+    uint32_t ring_idle_ms = 5000;  ///< rdma.ring_idle_ms: idle time after which grown rings shrink back
+    uint32_t recv_depth = 64;      ///< rdma.recv_depth: receives posted per connection
+    uint32_t control_credits = 4;  ///< rdma.control_credits: receives kept for control messages
+    uint32_t sq_depth = 64;        ///< rdma.sq_depth: send queue entries per connection
+    size_t pool_size = 8u << 20;   ///< rdma.pool_size: registered per (loop, device) up front; slab size
+    size_t pool_max = 256u << 20;  ///< rdma.pool_max: growth limit per (loop, device)
+    uint32_t qp_timeout = 14;      ///< rdma.qp_timeout: 4.096 us * 2^n local ACK timeout
+    uint32_t retry_count = 7;      ///< rdma.retry_count: transport retries
+    uint32_t rnr_retry = 3;        ///< rdma.rnr_retry: RNR retries (7 = infinite, refused)
+    uint32_t keepalive_ms = 10000; ///< rdma.keepalive_ms: idle time before a KEEPALIVE
+    uint32_t dead_peer_ms = 30000; ///< rdma.dead_peer_ms: silence before TW_EPEERDEAD
+    uint32_t linger_ms = 5000;     ///< rdma.linger_ms: close flushes at most this long
+    uint32_t busy_poll_us = 0;     ///< rdma.busy_poll_us: 0 = off
+    std::string device;            ///< rdma.device: use only this device ("" = any)
+    uint32_t port = 0;             ///< rdma.port: use only this port (0 = any)
+    int gid_index = -1;            ///< rdma.gid_index: GID the device must have (RoCE v2), -1 = any
+    size_t rma_max_transfer = 0;   ///< rdma.rma_max_transfer: bytes per RMA work request (0 = port's max_msg_sz)
 
     /// Bytes of registered memory one connection holds at first (rings +
     /// receive and control buffers), page aligned.

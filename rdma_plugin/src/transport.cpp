@@ -47,8 +47,9 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
     if (!host || !out) return -EINVAL;
     // Any host of ABI 1 will do: members past the 1.0 table are used only when present.
     if (host->size < TW_HOST_SIZE_V1) {
-        put_why(why, why_len, format("host services table of %u bytes is smaller than the %zu bytes of ABI 1.0",
-                                     host->size, TW_HOST_SIZE_V1));
+        put_why(why, why_len,
+                format("host services table of %u bytes is smaller than the %zu bytes of ABI 1.0", host->size,
+                       TW_HOST_SIZE_V1));
         return -TW_EABI;
     }
     fork_guard_arm();
@@ -119,9 +120,9 @@ int transport_describe(tw_transport *t, char *buf, size_t len)
     out += format("ring_size: %zu\nsend_buffer_size: %zu\nrecv_depth: %u\ncontrol_credits: %u\nsq_depth: %u\n"
                   "pool_size: %zu\npool_max: %zu\nbytes_per_connection: %zu\nqp_timeout: %u\nretry_count: %u\n"
                   "rnr_retry: %u\nkeepalive_ms: %u\ndead_peer_ms: %u\nbusy_poll_us: %u\n",
-                  s.ring_size, s.send_buffer_size, s.recv_depth, s.control_credits, s.sq_depth, s.pool_size,
-                  s.pool_max, s.block_size(), s.qp_timeout, s.retry_count, s.rnr_retry, s.keepalive_ms,
-                  s.dead_peer_ms, s.busy_poll_us);
+                  s.ring_size, s.send_buffer_size, s.recv_depth, s.control_credits, s.sq_depth, s.pool_size, s.pool_max,
+                  s.block_size(), s.qp_timeout, s.retry_count, s.rnr_retry, s.keepalive_ms, s.dead_peer_ms,
+                  s.busy_poll_us);
     tw_transport_stats st{};
     st.size = sizeof st;
     t->counters.fill(&st);

@@ -165,13 +165,20 @@ void ring_keys_from_wire(const void *data, uint32_t (&rkeys)[kRingSegments])
 const char *ctrl_name(uint8_t type)
 {
     switch (static_cast<Ctrl>(type)) {
-    case Ctrl::Credit: return "CREDIT";
-    case Ctrl::Shutdown: return "SHUTDOWN";
-    case Ctrl::Keepalive: return "KEEPALIVE";
-    case Ctrl::KeepaliveAck: return "KEEPALIVE_ACK";
-    case Ctrl::Ring: return "RING";
-    case Ctrl::Resize: return "RESIZE";
-    case Ctrl::ResizeAck: return "RESIZE_ACK";
+    case Ctrl::Credit:
+        return "CREDIT";
+    case Ctrl::Shutdown:
+        return "SHUTDOWN";
+    case Ctrl::Keepalive:
+        return "KEEPALIVE";
+    case Ctrl::KeepaliveAck:
+        return "KEEPALIVE_ACK";
+    case Ctrl::Ring:
+        return "RING";
+    case Ctrl::Resize:
+        return "RESIZE";
+    case Ctrl::ResizeAck:
+        return "RESIZE_ACK";
     }
     return "UNKNOWN";
 }

@@ -74,11 +74,11 @@ enum class RejectReason : uint16_t {
 /// Sent with rdma_reject so the client can tell a twinwire refusal (with a
 /// reason) from "nobody listens there".
 struct WireReject {
-    uint32_t magic;     ///< kRejectMagic
-    uint8_t proto_min;  ///< what the server speaks
+    uint32_t magic;    ///< kRejectMagic
+    uint8_t proto_min; ///< what the server speaks
     uint8_t proto_max;
-    uint16_t reason;    ///< RejectReason
-    char text[120];     ///< NUL-terminated reason for the client's last_error
+    uint16_t reason; ///< RejectReason
+    char text[120];  ///< NUL-terminated reason for the client's last_error
 };
 static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM reject");
 
@@ -90,7 +90,13 @@ static_assert(sizeof(WireReject) == 128, "reject must fit the 148 bytes of a CM 
 /// header.  The peer answers RESIZE_ACK with `sent` = the stream offset from
 /// which it writes the new ring (every byte before it went to the old one).
 enum class Ctrl : uint8_t {
-    Credit = 1, Shutdown = 2, Keepalive = 3, KeepaliveAck = 4, Ring = 5, Resize = 6, ResizeAck = 7
+    Credit = 1,
+    Shutdown = 2,
+    Keepalive = 3,
+    KeepaliveAck = 4,
+    Ring = 5,
+    Resize = 6,
+    ResizeAck = 7
 };
 /// Whether control message `type` carries segment keys (WireRing).
 inline bool ctrl_has_keys(uint8_t type)
@@ -110,7 +116,8 @@ struct WireCtrl {
     uint32_t credits;  ///< receives reposted since the last report (returned credits)
     uint32_t rkey;     ///< RESIZE: the new ring's size; else 0 (version 2 put RING's one key here)
     uint64_t consumed; ///< cumulative bytes of the receiver's ring consumed
-    uint64_t sent;     ///< Shutdown, ResizeAck: cumulative bytes written before it; Ring, Resize: the ring's address; else 0
+    uint64_t
+        sent; ///< Shutdown, ResizeAck: cumulative bytes written before it; Ring, Resize: the ring's address; else 0
 };
 static_assert(sizeof(WireCtrl) == 32, "control message layout is part of the wire protocol");
 constexpr size_t kRecvBufSize = 64; ///< every posted receive takes a control message
@@ -141,10 +148,7 @@ inline uint32_t imm_encode(uint32_t credits, uint32_t len, uint32_t type = kImmT
 {
     return (type << 30) | ((credits & 0x3f) << 24) | (len & 0xffffff);
 }
-inline Imm imm_decode(uint32_t v)
-{
-    return Imm{v >> 30, (v >> 24) & 0x3f, v & 0xffffff};
-}
+inline Imm imm_decode(uint32_t v) { return Imm{v >> 30, (v >> 24) & 0x3f, v & 0xffffff}; }
 
 /// Encode / decode (all fields to / from big-endian).  decode_* return ""
 /// when valid, otherwise why not (and, for a hello, the reason a server

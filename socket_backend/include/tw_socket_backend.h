@@ -26,11 +26,11 @@ enum tw_tcp_ctrl_op {
 };
 
 struct tw_tcp_adopt_listener {
-    uint32_t size;                          /**< sizeof(struct tw_tcp_adopt_listener) */
-    int32_t fd;                             /**< the listening socket */
-    tw_transport_loop *tloop;               /**< the loop that accepts */
-    const struct tw_listen_params *params;  /**< on_incoming and arg (addr and backlog unused) */
-    tw_listener *listener;                  /**< out */
+    uint32_t size;                         /**< sizeof(struct tw_tcp_adopt_listener) */
+    int32_t fd;                            /**< the listening socket */
+    tw_transport_loop *tloop;              /**< the loop that accepts */
+    const struct tw_listen_params *params; /**< on_incoming and arg (addr and backlog unused) */
+    tw_listener *listener;                 /**< out */
 };
 
 TW_END_DECLS

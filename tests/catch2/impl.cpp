@@ -7,7 +7,4 @@
 
 #include "run_session.hpp"
 
-int twinwire::test::run_catch_session(int argc, const char *const *argv)
-{
-    return Catch::Session().run(argc, argv);
-}
+int twinwire::test::run_catch_session(int argc, const char *const *argv) { return Catch::Session().run(argc, argv); }

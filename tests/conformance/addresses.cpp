@@ -39,10 +39,8 @@ uint16_t port_of(const sockaddr_storage &addr)
 
 void set_port(sockaddr_storage &addr, uint16_t port)
 {
-    if (addr.ss_family == AF_INET6)
-        reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
-    else
-        reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
+    if (addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6 *>(&addr)->sin6_port = htons(port);
+    else reinterpret_cast<sockaddr_in *>(&addr)->sin_port = htons(port);
 }
 
 bool same_host(const sockaddr_storage &a, const sockaddr_storage &b)

@@ -111,7 +111,8 @@ TEST_CASE("close is safe from inside every kind of callback", "[close][rules]")
     {
         Endpoint &client = env.connect(server);
         client.on_event = close_on(TW_EV_CONNECTED);
-        REQUIRE(env.run_until([&] { return !server.endpoints.empty() && (server.endpoints[0]->eof || server.endpoints[0]->failed()); }));
+        REQUIRE(env.run_until(
+            [&] { return !server.endpoints.empty() && (server.endpoints[0]->eof || server.endpoints[0]->failed()); }));
         CHECK(client.closed);
     }
     SECTION("TW_EV_CONNECTED on the accepting side")
@@ -141,7 +142,8 @@ TEST_CASE("close is safe from inside every kind of callback", "[close][rules]")
             self.close();
             return false;
         };
-        REQUIRE(env.run_until([&] { return !server.endpoints.empty() && (server.endpoints[0]->eof || server.endpoints[0]->failed()); }));
+        REQUIRE(env.run_until(
+            [&] { return !server.endpoints.empty() && (server.endpoints[0]->eof || server.endpoints[0]->failed()); }));
         CHECK(client.closed);
     }
     SECTION("TW_EV_ERROR")

@@ -48,7 +48,8 @@ TEST_CASE("both ends of a connection report matching local and peer addresses", 
 // target is the listener's own loop (the harness posts set_callback, like
 // the runtime).  A transport that finishes its handshake in such a task and
 // expects the callback to be set already loses TW_EV_CONNECTED here.
-TEST_CASE("a connection accepted onto the listener's own loop comes up although set_callback runs after the transport's accept tasks",
+TEST_CASE("a connection accepted onto the listener's own loop comes up although set_callback runs after the "
+          "transport's accept tasks",
           "[connect][rules]")
 {
     Env env;
@@ -201,7 +202,8 @@ TEST_CASE("listening on an address and port already in use fails with -EADDRINUS
     if (second) env.ops().listener_close(second);
 }
 
-TEST_CASE("IPv6: clients and servers talk over IPv6, and TW_LISTEN_V6ONLY decides whether IPv4 gets in", "[connect][ipv6]")
+TEST_CASE("IPv6: clients and servers talk over IPv6, and TW_LISTEN_V6ONLY decides whether IPv4 gets in",
+          "[connect][ipv6]")
 {
     CONFORMANCE_NEEDS(TW_NEED_CAP(TW_CAP_IPV6));
     Env env;

@@ -25,9 +25,8 @@ void echo_round_trip(Env &env, Server &server, Endpoint &client, const std::stri
     bool half_close = env.caps() & TW_CAP_HALF_CLOSE;
     client.send(payload);
     if (half_close) client.shutdown_after_flush();
-    bool done = env.run_until([&] {
-        return client.failed() || (half_close ? client.eof : client.received.size() >= payload.size());
-    });
+    bool done = env.run_until(
+        [&] { return client.failed() || (half_close ? client.eof : client.received.size() >= payload.size()); });
     INFO(client.describe());
     INFO((server.endpoints.empty() ? std::string("no server endpoint") : server.endpoints[0]->describe()));
     REQUIRE(done);
@@ -191,7 +190,8 @@ TEST_CASE("the counters add up: what one end sent is what the other received", "
     client.close();
     peer.close();
     // Closing may finish from the loop (lingering, disconnect handshakes).
-    CHECK(env.run_until([&] { return transport_stats(env, &have_transport_stats).connections_open == before.connections_open; }));
+    CHECK(env.run_until(
+        [&] { return transport_stats(env, &have_transport_stats).connections_open == before.connections_open; }));
 }
 
 TEST_CASE("writev and readv move scattered buffers as one ordered stream", "[data]")

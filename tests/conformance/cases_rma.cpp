@@ -177,29 +177,31 @@ void read_write_sizes(const std::vector<size_t> &sizes, size_t exposure_size)
         for (size_t k = 0; k < i; ++k) offset += sizes[k] + 13;
         local->assign(size, '\0');
         std::string why;
-        auto ec = c->rma_read(desc, offset, &(*local)[0], size, [&, c, desc, i, size, offset, local, step](
-                                                                    std::error_code status, const std::string &reason) {
-            INFO("read of " << size << " B: " << reason);
-            REQUIRE_FALSE(status);
-            if (checksum(local->data(), size) != checksum(original.data() + offset, size))
-                failures.push_back("read of " + std::to_string(size) + " B");
-            *local = make_payload(size, 100 + static_cast<unsigned>(i));
-            std::string why2;
-            auto ec2 = c->rma_write(desc, offset, local->data(), size,
-                                    [&, c, desc, i, size, offset, local, step](std::error_code st, const std::string &r) {
-                                        INFO("write of " << size << " B: " << r);
-                                        REQUIRE_FALSE(st);
-                                        // The write is there: say so on the stream (rule 4).
-                                        c->write("W " + std::to_string(offset) + " " + std::to_string(size) + " " +
-                                                 std::to_string(checksum(local->data(), size)) + "\n");
-                                        c->read_until("\n", 64, [c, desc, i, step](Connection &, std::string) {
-                                            (*step)(c, desc, i + 1);
-                                        });
-                                    },
-                                    &why2);
-            INFO(why2);
-            REQUIRE_FALSE(ec2);
-        }, &why);
+        auto ec = c->rma_read(
+            desc, offset, &(*local)[0], size,
+            [&, c, desc, i, size, offset, local, step](std::error_code status, const std::string &reason) {
+                INFO("read of " << size << " B: " << reason);
+                REQUIRE_FALSE(status);
+                if (checksum(local->data(), size) != checksum(original.data() + offset, size))
+                    failures.push_back("read of " + std::to_string(size) + " B");
+                *local = make_payload(size, 100 + static_cast<unsigned>(i));
+                std::string why2;
+                auto ec2 = c->rma_write(
+                    desc, offset, local->data(), size,
+                    [&, c, desc, i, size, offset, local, step](std::error_code st, const std::string &r) {
+                        INFO("write of " << size << " B: " << r);
+                        REQUIRE_FALSE(st);
+                        // The write is there: say so on the stream (rule 4).
+                        c->write("W " + std::to_string(offset) + " " + std::to_string(size) + " " +
+                                 std::to_string(checksum(local->data(), size)) + "\n");
+                        c->read_until("\n", 64,
+                                      [c, desc, i, step](Connection &, std::string) { (*step)(c, desc, i + 1); });
+                    },
+                    &why2);
+                INFO(why2);
+                REQUIRE_FALSE(ec2);
+            },
+            &why);
         INFO(why);
         REQUIRE_FALSE(ec);
     };
@@ -248,14 +250,18 @@ TEST_CASE("RMA accesses out of bounds or of a mode not exposed are refused and t
     with_descriptor(rig, [&, local](const ConnectionPtr &c, const std::string &desc) {
         std::string why;
         // The initiator refuses what the descriptor itself rules out.
-        CHECK(c->rma_read(desc, 4000, &(*local)[0], 200, [](std::error_code, const std::string &) {}, &why) ==
+        CHECK(c->rma_read(
+                  desc, 4000, &(*local)[0], 200, [](std::error_code, const std::string &) {}, &why) ==
               std::errc::invalid_argument);
-        CHECK(c->rma_write(desc, 0, local->data(), 16, [](std::error_code, const std::string &) {}, &why) ==
+        CHECK(c->rma_write(
+                  desc, 0, local->data(), 16, [](std::error_code, const std::string &) {}, &why) ==
               errc::remote_access_refused);
-        CHECK(c->rma_read(desc, 0, &(*local)[0], 0, [](std::error_code, const std::string &) {}, &why) ==
+        CHECK(c->rma_read(
+                  desc, 0, &(*local)[0], 0, [](std::error_code, const std::string &) {}, &why) ==
               std::errc::invalid_argument);
-        CHECK(c->rma_read("not a descriptor", 0, &(*local)[0], 1, [](std::error_code, const std::string &) {},
-                          &why) == std::errc::invalid_argument);
+        CHECK(c->rma_read(
+                  "not a descriptor", 0, &(*local)[0], 1, [](std::error_code, const std::string &) {}, &why) ==
+              std::errc::invalid_argument);
         if (c->rma_native()) {
             // A native descriptor is the transport's own: tests/rdma forges
             // RDMA's and shows the device refusing them.
@@ -269,21 +275,22 @@ TEST_CASE("RMA accesses out of bounds or of a mode not exposed are refused and t
         }
         // A forged descriptor gets past it: the exposing side refuses.
         std::string big = forged(desc, 8192, TW_RMA_READ | TW_RMA_WRITE);
-        CHECK_FALSE(c->rma_read(big, 4000, &(*local)[0], 200, [&, c, big, local](std::error_code st, const std::string &r) {
-            seen.push_back("read past end: " + st.message() + ": " + r);
-            CHECK(st == errc::remote_access_refused);
-            CHECK(r.find("outside the exposure") != std::string::npos);
-            CHECK(c->rma_write(big, 0, local->data(), 4096, [&, c](std::error_code st2, const std::string &r2) {
-                seen.push_back("write to read-only: " + st2.message() + ": " + r2);
-                CHECK(st2 == errc::remote_access_refused);
-                CHECK(r2.find("does not allow writing") != std::string::npos);
-                c->write("CHECK\n");
-                c->read_until("\n", 64, [&](Connection &, std::string line) {
-                    CHECK(line == "SAME\n");
-                    rig.finish();
-                });
-            }) == std::error_code());
-        }));
+        CHECK_FALSE(
+            c->rma_read(big, 4000, &(*local)[0], 200, [&, c, big, local](std::error_code st, const std::string &r) {
+                seen.push_back("read past end: " + st.message() + ": " + r);
+                CHECK(st == errc::remote_access_refused);
+                CHECK(r.find("outside the exposure") != std::string::npos);
+                CHECK(c->rma_write(big, 0, local->data(), 4096, [&, c](std::error_code st2, const std::string &r2) {
+                    seen.push_back("write to read-only: " + st2.message() + ": " + r2);
+                    CHECK(st2 == errc::remote_access_refused);
+                    CHECK(r2.find("does not allow writing") != std::string::npos);
+                    c->write("CHECK\n");
+                    c->read_until("\n", 64, [&](Connection &, std::string line) {
+                        CHECK(line == "SAME\n");
+                        rig.finish();
+                    });
+                }) == std::error_code());
+            }));
     });
     rig.run();
     CHECK(seen.size() == 2);
@@ -369,11 +376,21 @@ TEST_CASE("the exposing side serves accesses that end exactly at the exposure's 
         std::string big = forged(desc, UINT64_MAX, TW_RMA_READ | TW_RMA_WRITE);
         const uint64_t max = UINT64_MAX;
         run_accesses(rig, c, big,
-                     {{false, 0, 4096, true}, {false, 0, 4097, false}, {false, 4095, 1, true},
-                      {false, 4095, 2, false}, {false, 4096, 1, false}, {true, 4096 - 16, 16, true},
-                      {true, 4096 - 15, 16, false}, {true, 4095, 1, true}, {true, 4096, 1, false},
-                      {true, 0, 4096, true}, {true, 1, 4096, false}, {false, max - 4096, 4096, false},
-                      {true, max - 16, 16, false}, {false, max - 1, 1, false}, {false, 4096, max - 4096, false}},
+                     {{false, 0, 4096, true},
+                      {false, 0, 4097, false},
+                      {false, 4095, 1, true},
+                      {false, 4095, 2, false},
+                      {false, 4096, 1, false},
+                      {true, 4096 - 16, 16, true},
+                      {true, 4096 - 15, 16, false},
+                      {true, 4095, 1, true},
+                      {true, 4096, 1, false},
+                      {true, 0, 4096, true},
+                      {true, 1, 4096, false},
+                      {false, max - 4096, 4096, false},
+                      {true, max - 16, 16, false},
+                      {false, max - 1, 1, false},
+                      {false, 4096, max - 4096, false}},
                      expected, seen);
     });
     rig.run();
@@ -420,8 +437,7 @@ TEST_CASE("a key forged for an exposure of the same connection is refused, reads
         };
         // The sent exposure's own id with a wrong key, then the hidden
         // one's id with the known key, and with a guessed one.
-        std::vector<std::string> forgeries = {with(id, key ^ 1), with(id, 0), with(id - 1, key),
-                                              with(id - 1, key + 1)};
+        std::vector<std::string> forgeries = {with(id, key ^ 1), with(id, 0), with(id - 1, key), with(id - 1, key + 1)};
         auto steps = std::make_shared<std::function<void(size_t)>>();
         rig.keep.push_back(steps);
         auto *next = steps.get();
@@ -432,19 +448,19 @@ TEST_CASE("a key forged for an exposure of the same connection is refused, reads
                 return run_accesses(rig, c, desc, {{true, 0, 64, true}}, expected, seen);
             }
             auto d = forgeries[i];
-            REQUIRE_FALSE(c->rma_read(d, 0, &(*local)[0], 64, [&, c, d, i, next, local](std::error_code st,
-                                                                                      const std::string &r) {
-                seen.push_back("read: " + r);
-                CHECK(st == errc::remote_access_refused);
-                CHECK(r.find("no such exposure") != std::string::npos);
-                CHECK(*local == std::string(4096, 'F'));
-                REQUIRE_FALSE(c->rma_write(d, 0, local->data(), 4096, [&, i, next](std::error_code st2,
-                                                                                  const std::string &r2) {
-                    seen.push_back("write: " + r2);
-                    CHECK(st2 == errc::remote_access_refused);
-                    (*next)(i + 1);
+            REQUIRE_FALSE(c->rma_read(
+                d, 0, &(*local)[0], 64, [&, c, d, i, next, local](std::error_code st, const std::string &r) {
+                    seen.push_back("read: " + r);
+                    CHECK(st == errc::remote_access_refused);
+                    CHECK(r.find("no such exposure") != std::string::npos);
+                    CHECK(*local == std::string(4096, 'F'));
+                    REQUIRE_FALSE(c->rma_write(d, 0, local->data(), 4096,
+                                               [&, i, next](std::error_code st2, const std::string &r2) {
+                                                   seen.push_back("write: " + r2);
+                                                   CHECK(st2 == errc::remote_access_refused);
+                                                   (*next)(i + 1);
+                                               }));
                 }));
-            }));
         };
         (*next)(0);
     });
@@ -483,30 +499,31 @@ TEST_CASE("RMA after revoke is refused, revoke's callback runs later, and a writ
     });
     auto local = std::make_shared<std::string>(65536, 'z');
     with_descriptor(rig, [&, local](const ConnectionPtr &c, const std::string &desc) {
-        REQUIRE_FALSE(c->rma_read(desc, 0, &(*local)[0], 4096, [&, c, desc, local](std::error_code st, const std::string &) {
-            REQUIRE_FALSE(st);
-            c->write("REVOKE\n");
-            c->read_until("\n", 64, [&, c, desc, local](Connection &, std::string line) {
-                REQUIRE(line == "REVOKED\n");
-                REQUIRE_FALSE(c->rma_read(desc, 0, &(*local)[0], 4096, [&, c, desc, local](std::error_code st2,
-                                                                                           const std::string &r2) {
-                    CHECK(st2 == errc::remote_access_refused);
-                    INFO(r2);
-                    // Native RDMA: a refused access ends an RC connection;
-                    // the memory check below is done in this process.
-                    if (c->rma_native()) return rig.finish();
-                    REQUIRE_FALSE(c->rma_write(desc, 0, local->data(), 65536, [&, c](std::error_code st3,
-                                                                                     const std::string &) {
-                        CHECK(st3 == errc::remote_access_refused);
-                        c->write("CHECK\n");
-                        c->read_until("\n", 64, [&](Connection &, std::string l) {
-                            CHECK(l == "SAME\n");
-                            rig.finish();
-                        });
-                    }));
-                }));
-            });
-        }));
+        REQUIRE_FALSE(
+            c->rma_read(desc, 0, &(*local)[0], 4096, [&, c, desc, local](std::error_code st, const std::string &) {
+                REQUIRE_FALSE(st);
+                c->write("REVOKE\n");
+                c->read_until("\n", 64, [&, c, desc, local](Connection &, std::string line) {
+                    REQUIRE(line == "REVOKED\n");
+                    REQUIRE_FALSE(c->rma_read(
+                        desc, 0, &(*local)[0], 4096, [&, c, desc, local](std::error_code st2, const std::string &r2) {
+                            CHECK(st2 == errc::remote_access_refused);
+                            INFO(r2);
+                            // Native RDMA: a refused access ends an RC connection;
+                            // the memory check below is done in this process.
+                            if (c->rma_native()) return rig.finish();
+                            REQUIRE_FALSE(c->rma_write(desc, 0, local->data(), 65536,
+                                                       [&, c](std::error_code st3, const std::string &) {
+                                                           CHECK(st3 == errc::remote_access_refused);
+                                                           c->write("CHECK\n");
+                                                           c->read_until("\n", 64, [&](Connection &, std::string l) {
+                                                               CHECK(l == "SAME\n");
+                                                               rig.finish();
+                                                           });
+                                                       }));
+                        }));
+                });
+            }));
     });
     rig.run();
     CHECK(revoke_done);
@@ -531,20 +548,23 @@ TEST_CASE("a descriptor is refused on another connection, and after its own conn
     with_descriptor(rig, [&, local](const ConnectionPtr &first, const std::string &desc) {
         // A second connection to the same server: the descriptor is not its.
         rig.connect([&, first, desc, local](const ConnectionPtr &second) {
-            REQUIRE_FALSE(second->rma_read(desc, 0, &(*local)[0], 16, [&, first, desc, local](std::error_code st,
-                                                                                              const std::string &r) {
-                CHECK(st == errc::remote_access_refused);
-                CHECK(r.find("another connection") != std::string::npos);
-                // Now close the first connection; its descriptor dies with it.
-                first->on_close([&, first, desc, local](Connection &, const CloseInfo &) {
-                    std::string why;
-                    CHECK(first->rma_read(desc, 0, &(*local)[0], 16, [](std::error_code, const std::string &) {
-                        FAIL("a read on a closed connection started");
-                    }, &why) == errc::closed_locally);
-                    rig.finish();
-                });
-                first->write("CLOSE\n");
-            }));
+            REQUIRE_FALSE(second->rma_read(
+                desc, 0, &(*local)[0], 16, [&, first, desc, local](std::error_code st, const std::string &r) {
+                    CHECK(st == errc::remote_access_refused);
+                    CHECK(r.find("another connection") != std::string::npos);
+                    // Now close the first connection; its descriptor dies with it.
+                    first->on_close([&, first, desc, local](Connection &, const CloseInfo &) {
+                        std::string why;
+                        CHECK(first->rma_read(
+                                  desc, 0, &(*local)[0], 16,
+                                  [](std::error_code, const std::string &) {
+                                      FAIL("a read on a closed connection started");
+                                  },
+                                  &why) == errc::closed_locally);
+                        rig.finish();
+                    });
+                    first->write("CLOSE\n");
+                }));
         });
     });
     rig.run();
@@ -636,22 +656,23 @@ TEST_CASE("RMA beside the byte stream on the same connection: a 16 MiB write and
         rig.describe = [&, c, closes] {
             auto side = [](const char *who, const Connection &k) {
                 tw_conn_stats st = k.stats();
-                return std::string(who) + (k.is_open() ? " open" : " CLOSED") + ": sent " + std::to_string(st.bytes_sent) + " received " +
-                       std::to_string(st.bytes_received) + " queued " + std::to_string(k.output_queued()) +
-                       " would_block " + std::to_string(st.write_would_block) + "; ";
+                return std::string(who) + (k.is_open() ? " open" : " CLOSED") + ": sent " +
+                       std::to_string(st.bytes_sent) + " received " + std::to_string(st.bytes_received) + " queued " +
+                       std::to_string(k.output_queued()) + " would_block " + std::to_string(st.write_would_block) +
+                       "; ";
             };
             std::string s = side("client", *c);
             for (auto &k : rig.servers) s += side("server", *k);
             return s + *closes + "echoed " + std::to_string(echoed) + " of " + std::to_string(lines) +
                    (written ? ", written" : ", write pending");
         };
-        REQUIRE_FALSE(c->rma_write(desc, 0, local->data(), local->size(), [&, c](std::error_code st,
-                                                                                 const std::string &r) {
-            INFO(r);
-            REQUIRE_FALSE(st);
-            written = true;
-            if (echoed == lines) c->write("WRITTEN\n");
-        }));
+        REQUIRE_FALSE(
+            c->rma_write(desc, 0, local->data(), local->size(), [&, c](std::error_code st, const std::string &r) {
+                INFO(r);
+                REQUIRE_FALSE(st);
+                written = true;
+                if (echoed == lines) c->write("WRITTEN\n");
+            }));
         for (int i = 0; i < lines; ++i) c->write("S " + std::to_string(i) + " " + hex(make_payload(24, i)) + "\n");
     });
     rig.run();
@@ -671,18 +692,19 @@ TEST_CASE("revoke while a read is in flight cuts the read off with a remote acce
     });
     auto local = std::make_shared<std::string>(64u << 20, '\0');
     with_descriptor(rig, [&, local](const ConnectionPtr &c, const std::string &desc) {
-        REQUIRE_FALSE(c->rma_read(desc, 0, &(*local)[0], local->size(), [&, c](std::error_code st, const std::string &r) {
-            INFO(r);
-            if (c->rma_native()) {
-                // The window is gone under the read: the device fails it, and
-                // the RC connection with it (its error, or the access error).
-                CHECK(st);
-            } else {
-                CHECK(st == errc::remote_access_refused);
-                CHECK(r.find("revoked") != std::string::npos);
-            }
-            rig.finish();
-        }));
+        REQUIRE_FALSE(
+            c->rma_read(desc, 0, &(*local)[0], local->size(), [&, c](std::error_code st, const std::string &r) {
+                INFO(r);
+                if (c->rma_native()) {
+                    // The window is gone under the read: the device fails it, and
+                    // the RC connection with it (its error, or the access error).
+                    CHECK(st);
+                } else {
+                    CHECK(st == errc::remote_access_refused);
+                    CHECK(r.find("revoked") != std::string::npos);
+                }
+                rig.finish();
+            }));
         c->write("REVOKE\n"); // right behind the read request on the same stream
     });
     rig.run();
@@ -764,19 +786,19 @@ TEST_CASE("memory the transport lends (rma_memory) is exposed and used as the lo
         local = c->rma_memory(pattern.size());
         REQUIRE(local);
         CHECK(local->lent() == c->rma_native()); // RDMA lends registered memory; the emulation uses the heap
-        REQUIRE_FALSE(c->rma_read(desc, 0, local->data(), local->size(), [&, c, desc](std::error_code st,
-                                                                                       const std::string &r) {
-            INFO(r);
-            REQUIRE_FALSE(st);
-            CHECK(std::memcmp(local->data(), pattern.data(), pattern.size()) == 0);
-            std::memcpy(local->data(), written.data(), written.size());
-            REQUIRE_FALSE(c->rma_write(desc, 0, local->data(), local->size(), [&, c](std::error_code st2,
-                                                                                     const std::string &) {
-                REQUIRE_FALSE(st2);
-                c->write("CHECK\n");
-                c->read_until("\n", 64, [&](Connection &, std::string) { rig.finish(); });
+        REQUIRE_FALSE(
+            c->rma_read(desc, 0, local->data(), local->size(), [&, c, desc](std::error_code st, const std::string &r) {
+                INFO(r);
+                REQUIRE_FALSE(st);
+                CHECK(std::memcmp(local->data(), pattern.data(), pattern.size()) == 0);
+                std::memcpy(local->data(), written.data(), written.size());
+                REQUIRE_FALSE(c->rma_write(
+                    desc, 0, local->data(), local->size(), [&, c](std::error_code st2, const std::string &) {
+                        REQUIRE_FALSE(st2);
+                        c->write("CHECK\n");
+                        c->read_until("\n", 64, [&](Connection &, std::string) { rig.finish(); });
+                    }));
             }));
-        }));
     });
     rig.run();
     CHECK(check == written);

@@ -42,9 +42,8 @@ TEST_CASE("a connection accepted onto another loop's thread works", "[threads]")
     client.send(payload);
     bool half_close = env.caps() & TW_CAP_HALF_CLOSE;
     if (half_close) client.shutdown_after_flush();
-    REQUIRE(env.run_until([&] {
-        return client.failed() || (half_close ? client.eof : client.received.size() >= payload.size());
-    }));
+    REQUIRE(env.run_until(
+        [&] { return client.failed() || (half_close ? client.eof : client.received.size() >= payload.size()); }));
     CHECK_FALSE(client.failed());
     CHECK(checksum(client.received) == checksum(payload));
     PeerView v = peer_view(env, server, target_loop);

@@ -28,8 +28,7 @@ void write_all(Env &env, Endpoint &e, const std::string &data)
 
 } // namespace
 
-TEST_CASE("zero-copy buffers round-trip in stream order, and a partial return keeps the rest readable",
-          "[zero-copy]")
+TEST_CASE("zero-copy buffers round-trip in stream order, and a partial return keeps the rest readable", "[zero-copy]")
 {
     // Accepts: a second send_buf_get while one is out: any negative code;
     // min_len larger than any buffer: -EMSGSIZE; read while a buffer is

@@ -82,7 +82,8 @@ static sockaddr_storage name_of(const tw_transport_ops &ops, tw_conn *conn, bool
     OpGuard guard;
     int rc = peer ? ops.peer_addr(conn, reinterpret_cast<sockaddr *>(&ss), &len)
                   : ops.local_addr(conn, reinterpret_cast<sockaddr *>(&ss), &len);
-    if (rc < 0) throw std::runtime_error(label + (peer ? ": peer_addr" : ": local_addr") + " failed: " + std::to_string(rc));
+    if (rc < 0)
+        throw std::runtime_error(label + (peer ? ": peer_addr" : ": local_addr") + " failed: " + std::to_string(rc));
     return ss;
 }
 
@@ -194,10 +195,8 @@ void Endpoint::on_callback(tw_conn *conn, uint32_t events, void *arg)
 
 void Endpoint::handle(uint32_t events)
 {
-    if (events & TW_EV_CONNECTED)
-        connected++;
-    else if ((events & (TW_EV_READ | TW_EV_WRITE)) && !connected)
-        before_connected_++;
+    if (events & TW_EV_CONNECTED) connected++;
+    else if ((events & (TW_EV_READ | TW_EV_WRITE)) && !connected) before_connected_++;
     if (events & TW_EV_ERROR) {
         errors++;
         OpGuard guard;
@@ -235,7 +234,8 @@ std::string Endpoint::rule_violations() const
     add(connected > 1 ? connected : 0, "TW_EV_CONNECTED reports (rule 3: exactly once)");
     add(errors > 1 ? errors : 0, "TW_EV_ERROR reports (rule 5: once)");
     add(zero_writes_, "writes that returned 0 for a non-empty buffer");
-    if (errors && error_code >= 0) out += label_ + ": TW_EV_ERROR but get_error() = " + std::to_string(error_code) + "\n";
+    if (errors && error_code >= 0)
+        out += label_ + ": TW_EV_ERROR but get_error() = " + std::to_string(error_code) + "\n";
     if (errors && last_error.empty()) out += label_ + ": TW_EV_ERROR but last_error() is empty\n";
     return out;
 }

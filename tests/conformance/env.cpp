@@ -29,7 +29,10 @@ uint16_t next_free_port_guess()
 } // namespace
 
 // The wait bounds hangs and is no timing assertion: it stretches with a sanitized build.
-std::chrono::milliseconds wait_limit() { return std::chrono::milliseconds(g_wait_ms.load() * twinwire::test::sanitizer_stretch()); }
+std::chrono::milliseconds wait_limit()
+{
+    return std::chrono::milliseconds(g_wait_ms.load() * twinwire::test::sanitizer_stretch());
+}
 void set_wait_limit(std::chrono::milliseconds limit) { g_wait_ms = limit.count(); }
 
 /// One loop with everything that lives on it.  Loop 0 is owned by the test
@@ -208,7 +211,8 @@ Endpoint &Env::connect_both(Server &server)
     size_t before = server.endpoints.size();
     Endpoint &client = connect(server);
     bool up = run_until([&] {
-        return client.failed() || (client.connected && server.endpoints.size() > before && server.endpoints.back()->connected);
+        return client.failed() ||
+               (client.connected && server.endpoints.size() > before && server.endpoints.back()->connected);
     });
     if (!up || client.failed()) throw std::runtime_error("connection did not come up: " + client.describe());
     return client;

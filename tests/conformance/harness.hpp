@@ -71,8 +71,8 @@ public:
     bool echo = false;           ///< send back what arrives, and end-of-stream after it
     bool manage_interest = true; ///< choose READ/WRITE interest automatically
     size_t read_chunk = 64 * 1024;
-    size_t reads_per_event = SIZE_MAX;           ///< 1 makes a slow reader
-    size_t backlog_limit = size_t(4) << 20;      ///< an echo stops reading while this much waits to go out
+    size_t reads_per_event = SIZE_MAX;      ///< 1 makes a slow reader
+    size_t backlog_limit = size_t(4) << 20; ///< an echo stops reading while this much waits to go out
     /// Runs first on every callback; return false to skip the default handling
     /// (and return false after closing the endpoint).
     std::function<bool(Endpoint &, uint32_t events)> on_event;
@@ -97,8 +97,8 @@ public:
     uint64_t errors = 0;
     uint64_t eagain_writes = 0;
     uint64_t short_writes = 0;
-    int error_code = 0;       ///< get_error() when TW_EV_ERROR came
-    std::string last_error;   ///< last_error() when TW_EV_ERROR came
+    int error_code = 0;     ///< get_error() when TW_EV_ERROR came
+    std::string last_error; ///< last_error() when TW_EV_ERROR came
     bool closed = false;
     bool failed() const { return errors > 0 || read_error < 0 || write_error < 0; }
 

@@ -40,14 +40,13 @@ extern const char kTableReporter[];
 
 } // namespace twinwire::conformance
 
-#define TW_NEED_OP(member) \
-    ::twinwire::conformance::need_operation(#member, offsetof(tw_transport_ops, member))
-#define TW_NEED_CAP(cap) ::twinwire::conformance::need_capability(cap, #cap)
+#define TW_NEED_OP(member)  ::twinwire::conformance::need_operation(#member, offsetof(tw_transport_ops, member))
+#define TW_NEED_CAP(cap)    ::twinwire::conformance::need_capability(cap, #cap)
 #define TW_NEED_NO_CAP(cap) ::twinwire::conformance::need_no_capability(cap, #cap)
 
 /// First statement of a TEST_CASE (outside any SECTION): return from the
 /// case, skipped, unless every need is met.
-#define CONFORMANCE_NEEDS(...)                                                  \
-    do {                                                                        \
-        if (::twinwire::conformance::skip_unless({__VA_ARGS__})) return;        \
+#define CONFORMANCE_NEEDS(...)                                                                                         \
+    do {                                                                                                               \
+        if (::twinwire::conformance::skip_unless({__VA_ARGS__})) return;                                               \
     } while (0)

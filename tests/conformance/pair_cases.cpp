@@ -250,14 +250,15 @@ TEST_CASE("pair: two transports initialised apart in one process reach each othe
     other->detach(loop);
 }
 
-TEST_CASE("pair: a bad pair.buffer_size stops start-up naming the key, the value and where it came from", "[pair][config]")
+TEST_CASE("pair: a bad pair.buffer_size stops start-up naming the key, the value and where it came from",
+          "[pair][config]")
 {
     Config config;
     SECTION("not a size")
     {
         config.set("pair.buffer_size", "12q", "test.conf:3");
-        CHECK_THROWS_WITH(check_transport_keys(config), Catch::Contains("pair.buffer_size") &&
-                                                            Catch::Contains("12q") && Catch::Contains("test.conf:3"));
+        CHECK_THROWS_WITH(check_transport_keys(config), Catch::Contains("pair.buffer_size") && Catch::Contains("12q") &&
+                                                            Catch::Contains("test.conf:3"));
         CHECK_THROWS_AS(second_transport(config), ConfigError);
     }
     SECTION("below the minimum")

@@ -20,7 +20,10 @@ public:
         *why = "pair decides every connect at once, accepted or refused: no address leaves one unanswered";
         return std::nullopt;
     }
-    std::unique_ptr<Transport> create_transport(std::string *why) override { return load_plugin("pair", Config(), why); }
+    std::unique_ptr<Transport> create_transport(std::string *why) override
+    {
+        return load_plugin("pair", Config(), why);
+    }
 };
 
 } // namespace

@@ -18,7 +18,10 @@ namespace {
 
 class RdmaContext : public TransportContext {
 public:
-    RdmaContext(std::string server_ip, std::string client_ip) : server_ip_(std::move(server_ip)), client_ip_(std::move(client_ip)) {}
+    RdmaContext(std::string server_ip, std::string client_ip)
+        : server_ip_(std::move(server_ip)), client_ip_(std::move(client_ip))
+    {
+    }
     std::string name() const override { return "rdma"; }
     sockaddr_storage server_address() const override { return make_address(server_ip_); }
     std::optional<sockaddr_storage> client_source() const override { return make_address(client_ip_); }

@@ -26,19 +26,18 @@
 namespace twinwire::conformance {
 namespace {
 
-const char kUsage[] =
-    "usage: twinwire-conformance [options] PLUGIN [catch2 options] [case filters]\n"
-    "  PLUGIN                a plugin file (path with a '/') or a transport name\n"
-    "  --address IP          address servers listen on and clients reach (default 127.0.0.1)\n"
-    "  --address6 IP         IPv6 address for TW_CAP_IPV6 transports (default ::1)\n"
-    "  --source IP           local address clients bind before connecting (default none)\n"
-    "  --silent-address IP   an address that never answers, for the connect-timeout case\n"
-    "                        (default none: that case is skipped)\n"
-    "  --set KEY=VALUE       a configuration value for the transport (repeatable)\n"
-    "  --plugin-path DIR     where to look for PLUGIN by name (like plugin_path)\n"
-    "  --wait-ms N           how long a case waits for what should happen (default 60000;\n"
-    "                        a TSan build waits 4 times as long, an ASan build twice)\n"
-    "  -h, --help            this text; catch2 options: --list-tests, -s, \"[tag]\", \"case name\"\n";
+const char kUsage[] = "usage: twinwire-conformance [options] PLUGIN [catch2 options] [case filters]\n"
+                      "  PLUGIN                a plugin file (path with a '/') or a transport name\n"
+                      "  --address IP          address servers listen on and clients reach (default 127.0.0.1)\n"
+                      "  --address6 IP         IPv6 address for TW_CAP_IPV6 transports (default ::1)\n"
+                      "  --source IP           local address clients bind before connecting (default none)\n"
+                      "  --silent-address IP   an address that never answers, for the connect-timeout case\n"
+                      "                        (default none: that case is skipped)\n"
+                      "  --set KEY=VALUE       a configuration value for the transport (repeatable)\n"
+                      "  --plugin-path DIR     where to look for PLUGIN by name (like plugin_path)\n"
+                      "  --wait-ms N           how long a case waits for what should happen (default 60000;\n"
+                      "                        a TSan build waits 4 times as long, an ASan build twice)\n"
+                      "  -h, --help            this text; catch2 options: --list-tests, -s, \"[tag]\", \"case name\"\n";
 
 struct Options {
     std::string plugin;
@@ -132,8 +131,9 @@ Options parse(int argc, char **argv)
             fputs(kUsage, stdout);
             exit(0);
         }
-        if (take_value(argc, argv, i, "--address", &o.address) || take_value(argc, argv, i, "--address6", &o.address6) ||
-            take_value(argc, argv, i, "--source", &o.source) || take_value(argc, argv, i, "--silent-address", &o.silent))
+        if (take_value(argc, argv, i, "--address", &o.address) ||
+            take_value(argc, argv, i, "--address6", &o.address6) || take_value(argc, argv, i, "--source", &o.source) ||
+            take_value(argc, argv, i, "--silent-address", &o.silent))
             continue;
         if (take_value(argc, argv, i, "--plugin-path", &value)) {
             char resolved[PATH_MAX];
@@ -182,10 +182,14 @@ Options parse(int argc, char **argv)
 
 std::string caps_text(uint64_t caps)
 {
-    static const std::pair<uint64_t, const char *> names[] = {
-        {TW_CAP_ZERO_COPY_SEND, "ZERO_COPY_SEND"}, {TW_CAP_ZERO_COPY_RECV, "ZERO_COPY_RECV"},
-        {TW_CAP_IPV6, "IPV6"}, {TW_CAP_HALF_CLOSE, "HALF_CLOSE"}, {TW_CAP_PENDING_DATA, "PENDING_DATA"},
-        {TW_CAP_KERNEL_BYPASS, "KERNEL_BYPASS"}, {TW_CAP_BUSY_POLL, "BUSY_POLL"}, {TW_CAP_RMA, "RMA"}};
+    static const std::pair<uint64_t, const char *> names[] = {{TW_CAP_ZERO_COPY_SEND, "ZERO_COPY_SEND"},
+                                                              {TW_CAP_ZERO_COPY_RECV, "ZERO_COPY_RECV"},
+                                                              {TW_CAP_IPV6, "IPV6"},
+                                                              {TW_CAP_HALF_CLOSE, "HALF_CLOSE"},
+                                                              {TW_CAP_PENDING_DATA, "PENDING_DATA"},
+                                                              {TW_CAP_KERNEL_BYPASS, "KERNEL_BYPASS"},
+                                                              {TW_CAP_BUSY_POLL, "BUSY_POLL"},
+                                                              {TW_CAP_RMA, "RMA"}};
     std::string out;
     for (const auto &[bit, name] : names)
         if (caps & bit) out += (out.empty() ? "" : " ") + std::string(name);

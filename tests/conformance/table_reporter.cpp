@@ -82,7 +82,8 @@ public:
 
     void testRunEnded(Catch::TestRunStats const &stats) override
     {
-        stream << "\n" << passed_ << " passed, " << failed_ << " failed, " << skipped_ << " skipped ("
+        stream << "\n"
+               << passed_ << " passed, " << failed_ << " failed, " << skipped_ << " skipped ("
                << (passed_ + failed_ + skipped_) << " cases)" << std::endl;
         StreamingReporterBase::testRunEnded(stats);
     }

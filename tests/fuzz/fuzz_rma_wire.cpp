@@ -43,13 +43,13 @@ namespace {
 
 using namespace twinwire;
 
-constexpr uint8_t kHello = 1 << 0;   ///< prepend a valid hello to the peer's bytes
-constexpr uint8_t kExpose = 1 << 1;  ///< this side exposes three regions
-constexpr uint8_t kPost = 1 << 2;    ///< this side starts a read (tag 1) and a write (tag 2)
+constexpr uint8_t kHello = 1 << 0;     ///< prepend a valid hello to the peer's bytes
+constexpr uint8_t kExpose = 1 << 1;    ///< this side exposes three regions
+constexpr uint8_t kPost = 1 << 2;      ///< this side starts a read (tag 1) and a write (tag 2)
 constexpr uint8_t kPeerReads = 1 << 3; ///< the output is taken after every piece
-constexpr uint8_t kRevoke = 1 << 4;  ///< the read-write exposure is revoked after the first piece
-constexpr uint8_t kRepeat = 1 << 5;  ///< the peer's bytes are sent repeatedly
-constexpr uint8_t kFail = 1 << 6;    ///< end with fail_all (else drop_all)
+constexpr uint8_t kRevoke = 1 << 4;    ///< the read-write exposure is revoked after the first piece
+constexpr uint8_t kRepeat = 1 << 5;    ///< the peer's bytes are sent repeatedly
+constexpr uint8_t kFail = 1 << 6;      ///< end with fail_all (else drop_all)
 
 constexpr size_t kGuard = 64;
 constexpr char kGuardByte = 0x5a;
@@ -74,10 +74,7 @@ constexpr size_t kOwnFrames = 256;
 /// A buffer with guard bytes on both sides: nothing may write outside it.
 class Guarded {
 public:
-    explicit Guarded(size_t n, char fill) : bytes_(n + 2 * kGuard, kGuardByte)
-    {
-        std::memset(data(), fill, n);
-    }
+    explicit Guarded(size_t n, char fill) : bytes_(n + 2 * kGuard, kGuardByte) { std::memset(data(), fill, n); }
     char *data() { return bytes_.data() + kGuard; }
     size_t size() const { return bytes_.size() - 2 * kGuard; }
     void check(const char *name) const
@@ -166,9 +163,7 @@ struct Harness {
     {
         std::string peer = rma::encode(rma::Descriptor{7, 0x1122334455667788ull, 1 << 20, TW_RMA_READ | TW_RMA_WRITE});
         std::string why;
-        auto done = [this](int tag) {
-            return [this, tag](std::error_code, const std::string &) { ++calls[tag]; };
-        };
+        auto done = [this](int tag) { return [this, tag](std::error_code, const std::string &) { ++calls[tag]; }; };
         if (link.post(TW_RMA_OP_READ, peer, 0, read_into.data(), read_into.size(), done(1), &why) != 0)
             broken("posting a read failed: " + why);
         if (link.post(TW_RMA_OP_WRITE, peer, 4096, write_from.data(), write_from.size(), done(2), &why) != 0)
@@ -326,7 +321,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     h.check_memory();
     if (!knows_rw && !h.rw.all('w')) broken("an exposure was written by a peer that never had its key");
-    if (!knows_wo && !h.wo.all('o'))
-        broken("a write-only exposure was written by a peer that never had its key");
+    if (!knows_wo && !h.wo.all('o')) broken("a write-only exposure was written by a peer that never had its key");
     return 0;
 }

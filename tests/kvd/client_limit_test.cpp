@@ -24,7 +24,9 @@ struct Outcome {
 Outcome fit_in_child(rlim_t soft, rlim_t hard, size_t wanted, size_t reserved)
 {
     std::string text = twtest::output_of_child([&] {
-        struct rlimit lim {soft, hard};
+        struct rlimit lim {
+            soft, hard
+        };
         if (setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(2);
         kvd::ClientLimit fit = kvd::fit_clients_to_fd_limit(wanted, reserved);
         getrlimit(RLIMIT_NOFILE, &lim);

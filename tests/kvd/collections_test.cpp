@@ -179,8 +179,7 @@ TEST_CASE("ZADD reads a score as redis-server 7 does: out of range or blank-led 
     CHECK(f.call({"ZSCORE", "z", "d"}).text == "16");
 }
 
-TEST_CASE("a key of one type answers WRONGTYPE to another type's commands; SET replaces any type",
-          "[kvd][types]")
+TEST_CASE("a key of one type answers WRONGTYPE to another type's commands; SET replaces any type", "[kvd][types]")
 {
     SessionFixture f;
     f.call({"RPUSH", "list", "x"});
@@ -275,8 +274,7 @@ TEST_CASE("KEYS matches Redis glob patterns; TYPE names every kind of value", "[
     CHECK(words(f.call({"KEYS", "gone"})).empty()); // expired keys are not listed
 }
 
-TEST_CASE("SCAN returns every key present for the whole scan exactly once, while keys come and go",
-          "[kvd][keys]")
+TEST_CASE("SCAN returns every key present for the whole scan exactly once, while keys come and go", "[kvd][keys]")
 {
     SessionFixture f;
     std::vector<std::string> stable;
@@ -320,8 +318,7 @@ TEST_CASE("SCAN filters by MATCH and TYPE and refuses bad arguments", "[kvd][key
     CHECK(is_error(f.call({"SCAN", "0", "MATCH"}), "ERR syntax error"));
 }
 
-TEST_CASE("MULTI queues commands and EXEC runs them, replying with every reply in one array",
-          "[kvd][transactions]")
+TEST_CASE("MULTI queues commands and EXEC runs them, replying with every reply in one array", "[kvd][transactions]")
 {
     SessionFixture f;
     CHECK(f.call({"MULTI"}).text == "OK");
@@ -357,8 +354,7 @@ TEST_CASE("DISCARD drops the queue; a command refused while queueing makes EXEC 
     CHECK(f.call({"GET", "a"}).type == T::Null);
 }
 
-TEST_CASE("EXEC after WATCH runs nothing when a watched key changed, and runs when none did",
-          "[kvd][transactions]")
+TEST_CASE("EXEC after WATCH runs nothing when a watched key changed, and runs when none did", "[kvd][transactions]")
 {
     SessionFixture f;
     kvd::SessionCounters counters; // a second client on the same keyspace

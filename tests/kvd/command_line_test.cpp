@@ -49,8 +49,8 @@ TEST_CASE("with no arguments the daemon uses the defaults: loopback, port 7379, 
 
 TEST_CASE("command-line options set their keys and win over the file", "[kvd][cli]")
 {
-    auto cl = parse({"--port", "7400", "--transport=tcp", "--daemonize", "--set", "kvd.maxclients=5",
-                     "--pidfile", "/run/kvd.pid", "--threads", "2"});
+    auto cl = parse({"--port", "7400", "--transport=tcp", "--daemonize", "--set", "kvd.maxclients=5", "--pidfile",
+                     "/run/kvd.pid", "--threads", "2"});
     twinwire::Config config = config_for(cl, "listen_port = 7500\n[kvd]\nmaxclients = 9\n");
     CHECK(config.listen_port() == 7400);
     CHECK(config.find("listen_port")->origin == "command line --port");
@@ -87,9 +87,8 @@ TEST_CASE("an option's value that looks like an option is refused: --pidfile --c
     for (const char *opt : {"--pidfile", "--log-file", "--port", "--bind", "--transport", "--threads", "--maxclients",
                             "--log-level", "--set", "--config", "-c"}) {
         CAPTURE(opt);
-        CHECK_THROWS_WITH(parse({opt, "--check-config"}),
-                          Catch::Contains(std::string(opt) + " needs a value") &&
-                              Catch::Contains("'--check-config' is an option"));
+        CHECK_THROWS_WITH(parse({opt, "--check-config"}), Catch::Contains(std::string(opt) + " needs a value") &&
+                                                              Catch::Contains("'--check-config' is an option"));
         CHECK_THROWS_WITH(parse({"--port", "1", opt, "-c", "kvd.conf"}), Catch::Contains("'-c' is an option"));
     }
     CHECK_THROWS_WITH(parse({"--pidfile", "--version"}), Catch::Contains("--pidfile=VALUE"));
@@ -119,12 +118,11 @@ TEST_CASE("bad values are config errors naming key, value and where they came fr
 {
     CHECK_THROWS_WITH(config_for(parse({"--daemonize=maybe"})),
                       Catch::Contains("command line --daemonize") && Catch::Contains("'maybe'"));
-    CHECK_THROWS_WITH(config_for(parse({"--port", "70000"})),
-                      Catch::Contains("command line --port") && Catch::Contains("'70000'") &&
-                          Catch::Contains("listen_port"));
+    CHECK_THROWS_WITH(config_for(parse({"--port", "70000"})), Catch::Contains("command line --port") &&
+                                                                  Catch::Contains("'70000'") &&
+                                                                  Catch::Contains("listen_port"));
     CHECK_THROWS_WITH(config_for(parse({}), "[kvd]\nmaxclients = lots\n"),
-                      Catch::Contains("kvd.conf:2") && Catch::Contains("'lots'") &&
-                          Catch::Contains("kvd.maxclients"));
+                      Catch::Contains("kvd.conf:2") && Catch::Contains("'lots'") && Catch::Contains("kvd.maxclients"));
     CHECK_THROWS_WITH(config_for(parse({}), "[kvd]\npidfile = relative.pid\n"),
                       Catch::Contains("kvd.pidfile") && Catch::Contains("absolute"));
     CHECK_THROWS_WITH(config_for(parse({}), "no_such_key = 1\n"),

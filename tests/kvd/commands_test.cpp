@@ -73,11 +73,11 @@ TEST_CASE("SET EX and PX expire the key, on access and by the sweep", "[kvd][com
     f.clock.now += 1499;
     CHECK(is_bulk(f.call({"GET", "m"}), "v"));
     f.clock.now += 1;
-    CHECK(f.call({"GET", "m"}).type == T::Null);    // lazily, on access
+    CHECK(f.call({"GET", "m"}).type == T::Null); // lazily, on access
     CHECK(is_int(f.call({"DBSIZE"}), 1));
     f.clock.now += 8500;
-    CHECK(f.keyspace.size() == 1);                  // expired but not yet touched
-    CHECK(f.keyspace.sweep(100) == 1);              // the active sweep deletes it
+    CHECK(f.keyspace.size() == 1);     // expired but not yet touched
+    CHECK(f.keyspace.sweep(100) == 1); // the active sweep deletes it
     CHECK(f.keyspace.size() == 0);
     CHECK(f.keyspace.expired_total() == 2);
 }
@@ -99,8 +99,7 @@ TEST_CASE("SET refuses bad expiries and option mixes", "[kvd][commands][expiry]"
     CHECK(is_error(f.call({"SET", "k", "v", "EX", "0"}), "ERR invalid expire time in 'set' command"));
     CHECK(is_error(f.call({"SET", "k", "v", "PX", "-5"}), "ERR invalid expire time in 'set' command"));
     CHECK(is_error(f.call({"SET", "k", "v", "EX", "ten"}), "ERR value is not an integer or out of range"));
-    CHECK(is_error(f.call({"SET", "k", "v", "EX", "9223372036854775807"}),
-                   "ERR invalid expire time in 'set' command"));
+    CHECK(is_error(f.call({"SET", "k", "v", "EX", "9223372036854775807"}), "ERR invalid expire time in 'set' command"));
     CHECK(is_error(f.call({"SET", "k", "v", "EX"}), "ERR syntax error"));
     CHECK(is_error(f.call({"SET", "k", "v", "EX", "1", "PX", "1"}), "ERR syntax error"));
     CHECK(is_error(f.call({"SET", "k", "v", "KEEPTTL", "EX", "1"}), "ERR syntax error"));

@@ -10,11 +10,20 @@
 
 namespace {
 
-const char *const kWords[] = {"SET", "GET", "DEL", "EXISTS", "INCR", "DECR", "INCRBY", "MSET", "MGET", "EXPIRE",
-                              "PEXPIRE", "TTL", "PTTL", "PERSIST", "PING", "ECHO", "DBSIZE", "FLUSHALL", "INFO",
-                              "COMMAND", "DOCS", "COUNT", "CONFIG", "QUIT", "SELECT", "EX", "PX", "NX", "XX",
-                              "KEEPTTL", "SADD", "SPOP", "SMEMBERS", "k", "key", "0", "-1", "10", "9223372036854775807",
-                              "", "\"q u\"", "'x'"};
+const char *const kWords[] = {"SET",    "GET",     "DEL",
+                              "EXISTS", "INCR",    "DECR",
+                              "INCRBY", "MSET",    "MGET",
+                              "EXPIRE", "PEXPIRE", "TTL",
+                              "PTTL",   "PERSIST", "PING",
+                              "ECHO",   "DBSIZE",  "FLUSHALL",
+                              "INFO",   "COMMAND", "DOCS",
+                              "COUNT",  "CONFIG",  "QUIT",
+                              "SELECT", "EX",      "PX",
+                              "NX",     "XX",      "KEEPTTL",
+                              "SADD",   "SPOP",    "SMEMBERS",
+                              "k",      "key",     "0",
+                              "-1",     "10",      "9223372036854775807",
+                              "",       "\"q u\"", "'x'"};
 
 std::string random_request(std::mt19937_64 &rng)
 {
@@ -36,10 +45,18 @@ std::string mutate(std::string s, std::mt19937_64 &rng)
     for (int i = 0; i < edits && !s.empty(); ++i) {
         size_t at = rng() % s.size();
         switch (rng() % 4) {
-        case 0: s[at] = static_cast<char>(rng()); break;
-        case 1: s.erase(at, 1 + rng() % 8); break;
-        case 2: s.insert(at, std::string(1 + rng() % 4, static_cast<char>("*$\r\n9-0 \"'"[rng() % 11]))); break;
-        case 3: s.resize(at); break;
+        case 0:
+            s[at] = static_cast<char>(rng());
+            break;
+        case 1:
+            s.erase(at, 1 + rng() % 8);
+            break;
+        case 2:
+            s.insert(at, std::string(1 + rng() % 4, static_cast<char>("*$\r\n9-0 \"'"[rng() % 11])));
+            break;
+        case 3:
+            s.resize(at);
+            break;
         }
     }
     return s;
@@ -81,8 +98,8 @@ TEST_CASE("SPOP answers the same whether its requests come at once or in pieces"
 
 TEST_CASE("huge declared lengths and counts are refused, not allocated", "[kvd][fuzz]")
 {
-    for (const char *input : {"*2147483647\r\n", "*1\r\n$2147483647\r\n", "*9223372036854775807\r\n",
-                              "*1\r\n$999999999999999999\r\n"}) {
+    for (const char *input :
+         {"*2147483647\r\n", "*1\r\n$2147483647\r\n", "*9223372036854775807\r\n", "*1\r\n$999999999999999999\r\n"}) {
         INFO(input);
         CHECK(kvd_test::check_input(reinterpret_cast<const uint8_t *>(input), strlen(input)).empty());
         kvd_test::SessionFixture f;

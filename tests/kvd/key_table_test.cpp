@@ -7,8 +7,7 @@
 #include <map>
 #include <random>
 
-TEST_CASE("the key table agrees with std::map under random inserts and erases with colliding hashes",
-          "[kvd][keytable]")
+TEST_CASE("the key table agrees with std::map under random inserts and erases with colliding hashes", "[kvd][keytable]")
 {
     for (uint64_t hash_range : {1ull, 7ull, 1000ull, 0ull}) {
         kvd::KeyTable table;

@@ -32,8 +32,8 @@ const auto kBound = std::chrono::seconds(20 * twinwire::test::sanitizer_stretch(
 
 struct LentOutcome {
     std::atomic<bool> done{false};
-    bool returned = false;      ///< send_in_place's answer
-    bool open_after = true;     ///< conn.is_open() after it
+    bool returned = false;  ///< send_in_place's answer
+    bool open_after = true; ///< conn.is_open() after it
     bool pending_cleared = false;
 };
 
@@ -122,8 +122,7 @@ TEST_CASE("a lent reply that write_buffer_limit cannot hold ends the connection 
     CHECK_FALSE(s.outcome.open_after);
 }
 
-TEST_CASE("a lent reply to a client that closed ends when a lent write fails, and send_in_place returns",
-          "[kvd][lent]")
+TEST_CASE("a lent reply to a client that closed ends when a lent write fails, and send_in_place returns", "[kvd][lent]")
 {
     LentServer s(tcp_config(1), std::string(8u << 20, 'v'));
     s.listen(true);

@@ -34,10 +34,13 @@ inline std::string Value::cli_text() const
     switch (type) {
     case Type::Simple:
     case Type::Error:
-    case Type::Bulk: return text;
-    case Type::Integer: return std::to_string(integer);
+    case Type::Bulk:
+        return text;
+    case Type::Integer:
+        return std::to_string(integer);
     case Type::Null:
-    case Type::NullArray: return "";
+    case Type::NullArray:
+        return "";
     case Type::Array: {
         std::string s;
         for (size_t i = 0; i < elements.size(); ++i) s += (i ? "\n" : "") + elements[i].cli_text();
@@ -132,7 +135,8 @@ inline ReadStatus read_value(std::string_view data, Value &out, size_t &consumed
         consumed = pos;
         return ReadStatus::Complete;
     }
-    default: return ReadStatus::Malformed;
+    default:
+        return ReadStatus::Malformed;
     }
 }
 

@@ -21,10 +21,7 @@ namespace kvd_test {
 inline bool is_ok(const Value &v) { return v.type == Value::Type::Simple && v.text == "OK"; }
 inline bool is_int(const Value &v, long long n) { return v.type == Value::Type::Integer && v.integer == n; }
 inline bool is_bulk(const Value &v, const std::string &s) { return v.type == Value::Type::Bulk && v.text == s; }
-inline bool is_error(const Value &v, const std::string &text)
-{
-    return v.type == Value::Type::Error && v.text == text;
-}
+inline bool is_error(const Value &v, const std::string &text) { return v.type == Value::Type::Error && v.text == text; }
 
 class ManualClock : public kvd::Clock {
 public:

@@ -111,23 +111,23 @@ TEST_CASE("rdma.gid_index chooses the source address a client connects from", "[
     REQUIRE(client_ip);
     use_settings({{"rdma.gid_index", "1"}});
     {
-    Env env;
-    Server &server = env.listen();
-    tw_connect_params p{};
-    p.size = sizeof p;
-    p.addr = as_sockaddr(server.address);
-    p.addrlen = address_length(server.address);
-    tw_conn *conn = nullptr;
-    {
-        OpGuard guard;
-        REQUIRE(env.ops().connect(env.tloop(0), &p, &conn) == 0);
-    }
-    Endpoint &client = env.adopt(0, conn, "client");
-    REQUIRE(client.attach() == 0);
-    REQUIRE(env.run_until([&] { return client.connected || client.failed(); }, 60s));
-    INFO("client: " << client.last_error);
-    REQUIRE(client.connected);
-    CHECK(to_text(client.local_address()).find(std::string(client_ip) + ":") == 0);
+        Env env;
+        Server &server = env.listen();
+        tw_connect_params p{};
+        p.size = sizeof p;
+        p.addr = as_sockaddr(server.address);
+        p.addrlen = address_length(server.address);
+        tw_conn *conn = nullptr;
+        {
+            OpGuard guard;
+            REQUIRE(env.ops().connect(env.tloop(0), &p, &conn) == 0);
+        }
+        Endpoint &client = env.adopt(0, conn, "client");
+        REQUIRE(client.attach() == 0);
+        REQUIRE(env.run_until([&] { return client.connected || client.failed(); }, 60s));
+        INFO("client: " << client.last_error);
+        REQUIRE(client.connected);
+        CHECK(to_text(client.local_address()).find(std::string(client_ip) + ":") == 0);
     }
     use_settings({}); // the Env above is gone: the next cases get the defaults
 }

@@ -85,13 +85,16 @@ TEST_CASE("when this side's registered pool is exhausted a new connection fails 
           "closing connections gives the memory back",
           "[rdma][pool]")
 {
-    use_settings({{"rdma.ring_size", "64k"}, {"rdma.send_buffer_size", "32k"}, {"rdma.pool_size", "256k"},
+    use_settings({{"rdma.ring_size", "64k"},
+                  {"rdma.send_buffer_size", "32k"},
+                  {"rdma.pool_size", "256k"},
                   {"rdma.pool_max", "256k"}});
     Env env(2);
     Server &server = env.listen(1, 1); // the server's pool is on loop 1
     Endpoint &first = env.connect(server);
     Endpoint &second = env.connect(server);
-    REQUIRE(env.run_until([&] { return (first.connected || first.failed()) && (second.connected || second.failed()); }));
+    REQUIRE(
+        env.run_until([&] { return (first.connected || first.failed()) && (second.connected || second.failed()); }));
     REQUIRE(first.connected);
     Endpoint &third = env.connect(server);
     REQUIRE(env.run_until([&] { return third.connected || third.failed(); }));
@@ -156,7 +159,8 @@ TEST_CASE("a connect request whose client already gave up is cleaned up quietly,
     // Whatever the server saw of it is gone with the Env.
     tw_transport_stats st{};
     st.size = sizeof st;
-    REQUIRE(transport().ops().ctrl(transport().handle(), nullptr, nullptr, TW_CTRL_GET_TRANSPORT_STATS, &st, sizeof st) == 0);
+    REQUIRE(transport().ops().ctrl(transport().handle(), nullptr, nullptr, TW_CTRL_GET_TRANSPORT_STATS, &st,
+                                   sizeof st) == 0);
     CHECK(st.connections_open == 0);
     CHECK(logs.warnings() == 0);
     INFO(logs.text());
@@ -208,8 +212,7 @@ TEST_CASE("a peer killed mid-stream surfaces as a connection error, its verbs ob
     CHECK(env.rule_violations() == "");
 }
 
-TEST_CASE("a forked child gets TW_EFORKED from every operation, with a message naming fork and the fix",
-          "[rdma][fork]")
+TEST_CASE("a forked child gets TW_EFORKED from every operation, with a message naming fork and the fix", "[rdma][fork]")
 {
     use_settings({});
     Env env;

@@ -36,7 +36,8 @@ TEST_CASE("with no RDMA device visible, init refuses with TW_ENODEVICE and says 
     CHECK(out.find("no RDMA device") != std::string::npos);
 }
 
-TEST_CASE("a bad rdma.* value is a configuration error naming the key, the value and where it came from", "[rdma][init]")
+TEST_CASE("a bad rdma.* value is a configuration error naming the key, the value and where it came from",
+          "[rdma][init]")
 {
     // A mistake in the configuration stops start-up in every mode, auto
     // included: it is not a missing capability to fall back from.

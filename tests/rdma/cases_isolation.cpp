@@ -36,9 +36,8 @@ Attempt find_attempt(const std::string &output, const std::string &target)
         if (foreign == std::string::npos) break;
         size_t end = line.find(" ring=", foreign + 9);
         if (end == std::string::npos) end = line.find(" same-rkey=", foreign + 9);
-        return Attempt{line.substr(own, foreign - own), line.substr(foreign + 9, end == std::string::npos
-                                                                                     ? std::string::npos
-                                                                                     : end - foreign - 9)};
+        return Attempt{line.substr(own, foreign - own),
+                       line.substr(foreign + 9, end == std::string::npos ? std::string::npos : end - foreign - 9)};
     }
     return Attempt{"(no line)", "(no line)"};
 }
@@ -60,7 +59,7 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
     const size_t count = (size_t(8) << 20) / block;
 
     Env env(2);
-    Server &server = env.listen(1, 1); // served by loop 1's thread while the probe runs
+    Server &server = env.listen(1, 1);                           // served by loop 1's thread while the probe runs
     server.configure = [](Endpoint &e) { e.auto_read = false; }; // bytes wait in the server's ring
     Endpoint &victim = env.connect(server);
     REQUIRE(env.run_until([&] { return victim.connected || victim.failed(); }));
@@ -79,9 +78,10 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
 
     // The attacker: its first connection takes the block after the victim's.
     auto src = context().client_source();
-    std::vector<std::string> args{host_text(server.address), std::to_string(port_of(server.address)),
-                                  src ? host_text(*src) : "-", std::to_string(ring), std::to_string(tx),
-                                  std::to_string(bufs), std::to_string(block - ring), std::to_string(count)};
+    std::vector<std::string> args{host_text(server.address),    std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-",  std::to_string(ring),
+                                  std::to_string(tx),           std::to_string(bufs),
+                                  std::to_string(block - ring), std::to_string(count)};
     std::string output;
     int status = run_program(TW_ISOLATION_PROBE, args, &output);
     INFO("probe output:\n" << output);
@@ -141,8 +141,15 @@ TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: 
     const std::string go = "/tmp/tw-isolation-go-" + std::to_string(getpid());
     unlink(go.c_str());
     auto src = context().client_source();
-    std::vector<std::string> args{host_text(server.address), std::to_string(port_of(server.address)),
-                                  src ? host_text(*src) : "-", "0", "0", "0", "0", "0", go};
+    std::vector<std::string> args{host_text(server.address),
+                                  std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-",
+                                  "0",
+                                  "0",
+                                  "0",
+                                  "0",
+                                  "0",
+                                  go};
     std::string output;
     int status = -1;
     std::thread probe([&] { status = run_program(TW_ISOLATION_PROBE, args, &output); });

@@ -17,8 +17,7 @@ static sockaddr_storage start_sink(pid_t *pid)
 {
     sockaddr_storage addr = context().server_address();
     std::string line;
-    *pid = start_child({"sink", host_text(addr), "rdma.keepalive_ms=100", "rdma.dead_peer_ms=60000"},
-                       &line);
+    *pid = start_child({"sink", host_text(addr), "rdma.keepalive_ms=100", "rdma.dead_peer_ms=60000"}, &line);
     set_port(addr, static_cast<uint16_t>(std::atoi(line.c_str())));
     return addr;
 }

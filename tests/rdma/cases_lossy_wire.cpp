@@ -70,8 +70,8 @@ TEST_CASE("an echo over growing rings survives a wire that drops packets: retran
     Endpoint &client = env.connect(server);
     REQUIRE(env.run_until([&] { return client.failed() || client.connected; }));
     REQUIRE_FALSE(client.failed());
-    uint64_t retries_before = port_counter(server_dev, "completer_retry_err") +
-                              port_counter(client_dev, "completer_retry_err");
+    uint64_t retries_before =
+        port_counter(server_dev, "completer_retry_err") + port_counter(client_dev, "completer_retry_err");
     std::string sent;
     {
         // The client's packets (its data, and its acknowledgements of the
@@ -155,8 +155,8 @@ TEST_CASE("exposures made while the stream's writes are in flight survive a wire
                 size_t dlen = 0;
                 int rc = -EAGAIN;
                 REQUIRE(env.run_until([&] {
-                    rc = client.ops().rma_expose(client.conn(), regions + i * kRegion, kRegion, TW_RMA_READ, &x[i],
-                                                 d, &dlen);
+                    rc = client.ops().rma_expose(client.conn(), regions + i * kRegion, kRegion, TW_RMA_READ, &x[i], d,
+                                                 &dlen);
                     return rc != -EAGAIN || client.failed();
                 }));
                 INFO("round " << round << " exposure " << i << ": " << client.ops().last_error(client.conn()));
@@ -174,7 +174,8 @@ TEST_CASE("exposures made while the stream's writes are in flight survive a wire
                 size_t dlen = 0;
                 int rc = -EAGAIN;
                 REQUIRE(env.run_until([&] {
-                    rc = client.ops().rma_expose(client.conn(), readback.data(), kRegion, TW_RMA_WRITE, &gone, d, &dlen);
+                    rc =
+                        client.ops().rma_expose(client.conn(), readback.data(), kRegion, TW_RMA_WRITE, &gone, d, &dlen);
                     return rc != -EAGAIN || client.failed();
                 }));
                 REQUIRE(rc == 0);
@@ -185,8 +186,8 @@ TEST_CASE("exposures made while the stream's writes are in flight survive a wire
                 CHECK(revoked == std::make_pair(1, 0));
             }
             INFO("round " << round << ": client " << client.describe() << "; peer " << peer.describe());
-            REQUIRE(env.run_until([&] { return client.failed() || peer.failed() || peer.received.size() >= visible_at; },
-                                  120s));
+            REQUIRE(env.run_until(
+                [&] { return client.failed() || peer.failed() || peer.received.size() >= visible_at; }, 120s));
             REQUIRE_FALSE(client.failed());
             for (size_t i = 0; i < kPerRound; i++) {
                 std::pair<int, int> read{0, 1};

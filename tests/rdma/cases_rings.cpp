@@ -25,7 +25,9 @@ constexpr uint64_t kIdleLimit = 64 * 1024; // registered memory of an idle conne
 /// Small rings that may grow to 1 MiB, and `extra`.
 std::map<std::string, std::string> adaptive(std::map<std::string, std::string> extra = {})
 {
-    extra.insert({{"rdma.ring_size", "32k"}, {"rdma.send_buffer_size", "16k"}, {"rdma.ring_max", "1M"},
+    extra.insert({{"rdma.ring_size", "32k"},
+                  {"rdma.send_buffer_size", "16k"},
+                  {"rdma.ring_max", "1M"},
                   {"rdma.send_buffer_max", "1M"}});
     return extra;
 }
@@ -170,7 +172,9 @@ TEST_CASE("a stream both ways over fixed rings arrives intact and counts its hol
     // per 32 KiB of stream.  Both ends' writes are nearly always in flight,
     // so window operations wait for them and hold the connection's posting
     // (docs/rdma-design.md section 3): window_waits counts each hold once.
-    use_settings({{"rdma.ring_size", "256k"}, {"rdma.ring_max", "0"}, {"rdma.send_buffer_size", "256k"},
+    use_settings({{"rdma.ring_size", "256k"},
+                  {"rdma.ring_max", "0"},
+                  {"rdma.send_buffer_size", "256k"},
                   {"rdma.send_buffer_max", "0"}});
     Env env;
     Server &server = env.listen(); // echoes

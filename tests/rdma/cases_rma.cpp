@@ -317,8 +317,7 @@ TEST_CASE("a descriptor for one exposure reaches no other exposure's memory, wit
     for (uint8_t v : b) REQUIRE(v == 0xbb);
 }
 
-TEST_CASE("a descriptor is refused on any connection but its own: the window is bound to one queue pair",
-          "[rdma][rma]")
+TEST_CASE("a descriptor is refused on any connection but its own: the window is bound to one queue pair", "[rdma][rma]")
 {
     use_settings({});
     Env env;
@@ -368,8 +367,8 @@ TEST_CASE("RMA interleaves with the byte stream: a write's callback announces it
     auto state = [&] {
         std::string s;
         for (auto &d : dones) s += d->done ? std::to_string(d->status) + " " : "- ";
-        return s + "; received " + std::to_string(p.accepted.received.size()) + " of " +
-               std::to_string(stream.size()) + "+; client " + p.client.describe();
+        return s + "; received " + std::to_string(p.accepted.received.size()) + " of " + std::to_string(stream.size()) +
+               "+; client " + p.client.describe();
     };
     bool all_there = p.env.run_until(
         [&] {
@@ -516,7 +515,8 @@ TEST_CASE("close with RDMA READs in flight returns and runs none of their callba
         tw_rma_exposure *e = nullptr;
         uint8_t desc[TW_RMA_DESC_MAX];
         size_t len = 0;
-        int rc = p.accepted.ops().rma_expose(p.accepted.conn(), target.data(), target.size(), TW_RMA_READ, &e, desc, &len);
+        int rc =
+            p.accepted.ops().rma_expose(p.accepted.conn(), target.data(), target.size(), TW_RMA_READ, &e, desc, &len);
         _exit(rc == -TW_EFORKED ? 0 : 1);
     }
     REQUIRE(pid > 0);
@@ -538,7 +538,6 @@ TEST_CASE("close with RDMA READs in flight returns and runs none of their callba
     p.env.spin(200);
     for (auto &d : dones) CHECK(d->calls == 0);
 }
-
 
 TEST_CASE("a peer killed with RMA in flight fails every operation, each callback once, with the connection's error "
           "or -TW_EREMOTEACCESS (its windows died with it)",
@@ -574,11 +573,13 @@ TEST_CASE("a peer killed with RMA in flight fails every operation, each callback
     kill(child, SIGKILL);
     int status = 0;
     waitpid(child, &status, 0);
-    REQUIRE(env.run_until([&] {
-        for (auto &d : dones)
-            if (!d->done) return false;
-        return client.errors > 0;
-    }, 300s));
+    REQUIRE(env.run_until(
+        [&] {
+            for (auto &d : dones)
+                if (!d->done) return false;
+            return client.errors > 0;
+        },
+        300s));
     size_t failed = 0;
     for (auto &d : dones) {
         CHECK(d->calls == 1);

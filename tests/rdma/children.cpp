@@ -47,8 +47,8 @@ int child_no_device()
     if (n <= 0) return 6;
     exe[n] = '\0';
     std::string dir(exe);
-    dir = dir.substr(0, dir.rfind('/'));            // build/tests/rdma
-    dir = dir.substr(0, dir.rfind('/'));            // build/tests
+    dir = dir.substr(0, dir.rfind('/')); // build/tests/rdma
+    dir = dir.substr(0, dir.rfind('/')); // build/tests
     dir = dir.substr(0, dir.rfind('/')) + "/rdma_plugin";
     setenv("TWINWIRE_PLUGIN_PATH", dir.c_str(), 1);
     // A private mount namespace where the RDMA device nodes and sysfs
@@ -106,8 +106,8 @@ int child_rma_expose()
             tw_rma_exposure *x = nullptr;
             uint8_t desc[TW_RMA_DESC_MAX];
             size_t len = 0;
-            int rc = e.ops().rma_expose(e.conn(), memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE, &x, desc,
-                                        &len);
+            int rc =
+                e.ops().rma_expose(e.conn(), memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE, &x, desc, &len);
             if (rc) {
                 fprintf(stderr, "rma_expose: %d %s\n", rc, e.ops().last_error(e.conn()));
                 return true;
@@ -131,9 +131,8 @@ EchoRuntime start_echo_runtime(const std::string &mode, const std::string &ip)
     EchoRuntime echo;
     echo.rt = std::make_unique<Runtime>(c);
     echo.rt->start();
-    echo.listener = echo.rt->listen({}, [](const ConnectionPtr &conn) {
-        conn->on_data([](Connection &self, Buffer &in) { self.write(in); });
-    });
+    echo.listener = echo.rt->listen(
+        {}, [](const ConnectionPtr &conn) { conn->on_data([](Connection &self, Buffer &in) { self.write(in); }); });
     return echo;
 }
 

@@ -94,7 +94,7 @@ TEST_CASE("a device removed under live connections fails them with an error nami
     std::string stage = "never while the process lived";
     {
         Env env(2);
-        Server &doomed = env.listen(1, 1);                                     // on the server's device
+        Server &doomed = env.listen(1, 1);                                    // on the server's device
         Server &other = env.listen(1, 1, make_address(host_text(client_ip))); // on the client's device
         std::vector<Endpoint *> clients;
         for (int i = 0; i < 4; ++i) {

@@ -143,10 +143,12 @@ TEST_CASE("a peer killed at random points during 1000 checksummed transfers: eve
                 CHECK(client.error_code < 0);
                 CHECK_FALSE(client.last_error.empty());
             }
-            int code = client.error_code ? client.error_code : client.read_error ? client.read_error : client.write_error;
-            std::string how = !client.failed()          ? "end-of-stream"
+            int code = client.error_code   ? client.error_code
+                       : client.read_error ? client.read_error
+                                           : client.write_error;
+            std::string how = !client.failed()             ? "end-of-stream"
                               : !client.last_error.empty() ? client.last_error.substr(0, client.last_error.find(':'))
-                                                          : (client.read_error ? "read error" : "write error");
+                                                           : (client.read_error ? "read error" : "write error");
             endings[std::to_string(code) + " " + how] += 1;
             ++interrupted;
             ++transfer;

@@ -16,8 +16,8 @@ uint64_t fault_seed()
     static uint64_t seed = [] {
         const char *s = getenv("TW_FAULT_SEED");
         uint64_t v = s && *s ? std::strtoull(s, nullptr, 0) : std::random_device{}();
-        fprintf(stderr, "fault-matrix: seed %llu (repeat with TW_FAULT_SEED=%llu)\n", static_cast<unsigned long long>(v),
-                static_cast<unsigned long long>(v));
+        fprintf(stderr, "fault-matrix: seed %llu (repeat with TW_FAULT_SEED=%llu)\n",
+                static_cast<unsigned long long>(v), static_cast<unsigned long long>(v));
         return v;
     }();
     return seed;

@@ -26,7 +26,8 @@ struct Live {
     bool sent = false;
     bool ready() const
     {
-        return e->failed() || (e->connected && (kind == Churn::CloseIdle || !sent || e->received.size() >= message.size()));
+        return e->failed() ||
+               (e->connected && (kind == Churn::CloseIdle || !sent || e->received.size() >= message.size()));
     }
 };
 
@@ -119,13 +120,13 @@ TEST_CASE("a storm of 1000 connections opened and closed against one server leav
                    now.quarantined_bytes == 0;
         },
         kFaultBound);
-    printf("storm (%s): %d connections (%d exchanged, %d closed while connecting, %d closed idle), %zu accepted; "
-           "registered in use %llu -> %llu bytes, open %llu -> %llu, handshakes aborted %llu\n",
-           context().name().c_str(), started, exchanged, closed_connecting, closed_idle, server.accepted.load(),
-           static_cast<unsigned long long>(idle.registered_in_use),
-           static_cast<unsigned long long>(now.registered_in_use),
-           static_cast<unsigned long long>(idle.connections_open), static_cast<unsigned long long>(now.connections_open),
-           static_cast<unsigned long long>(now.handshakes_aborted));
+    printf(
+        "storm (%s): %d connections (%d exchanged, %d closed while connecting, %d closed idle), %zu accepted; "
+        "registered in use %llu -> %llu bytes, open %llu -> %llu, handshakes aborted %llu\n",
+        context().name().c_str(), started, exchanged, closed_connecting, closed_idle, server.accepted.load(),
+        static_cast<unsigned long long>(idle.registered_in_use), static_cast<unsigned long long>(now.registered_in_use),
+        static_cast<unsigned long long>(idle.connections_open), static_cast<unsigned long long>(now.connections_open),
+        static_cast<unsigned long long>(now.handshakes_aborted));
     CHECK(back);
     CHECK(env.rule_violations() == "");
 }

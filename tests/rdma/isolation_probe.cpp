@@ -301,13 +301,20 @@ enum class Target { VictimRing, VictimTx, PastRingEnd, StraddlingRingEnd, OwnTx,
 const char *target_name(Target t)
 {
     switch (t) {
-    case Target::VictimRing: return "victim-ring";
-    case Target::VictimTx: return "victim-tx-ring";
-    case Target::PastRingEnd: return "past-own-ring-end";
-    case Target::StraddlingRingEnd: return "straddling-own-ring-end";
-    case Target::OwnTx: return "own-tx-ring";
-    case Target::OwnRecv: return "own-recv-buffers";
-    case Target::OwnCtrl: return "own-control-slots";
+    case Target::VictimRing:
+        return "victim-ring";
+    case Target::VictimTx:
+        return "victim-tx-ring";
+    case Target::PastRingEnd:
+        return "past-own-ring-end";
+    case Target::StraddlingRingEnd:
+        return "straddling-own-ring-end";
+    case Target::OwnTx:
+        return "own-tx-ring";
+    case Target::OwnRecv:
+        return "own-recv-buffers";
+    case Target::OwnCtrl:
+        return "own-control-slots";
     }
     return "?";
 }
@@ -318,13 +325,20 @@ uint64_t target_addr(const Args &a, Target t, uint64_t own)
     uint64_t index = (own - a.base) / a.ring;
     uint64_t own_local = a.base + a.count * a.ring + index * a.local;
     switch (t) {
-    case Target::VictimRing: return a.base;
-    case Target::VictimTx: return a.base + a.count * a.ring;
-    case Target::PastRingEnd: return own + a.ring;
-    case Target::StraddlingRingEnd: return own + a.ring - 64;
-    case Target::OwnTx: return own_local;
-    case Target::OwnRecv: return own_local + a.tx;
-    case Target::OwnCtrl: return own_local + a.tx + a.bufs;
+    case Target::VictimRing:
+        return a.base;
+    case Target::VictimTx:
+        return a.base + a.count * a.ring;
+    case Target::PastRingEnd:
+        return own + a.ring;
+    case Target::StraddlingRingEnd:
+        return own + a.ring - 64;
+    case Target::OwnTx:
+        return own_local;
+    case Target::OwnRecv:
+        return own_local + a.tx;
+    case Target::OwnCtrl:
+        return own_local + a.tx + a.bufs;
     }
     return 0;
 }

@@ -122,12 +122,14 @@ int child_lat_bench_client(int, char **argv)
         }
     };
     write_all(client, out.data(), size);
-    bool ok = env.run_until([&] { return bad || client.failed() || rtts.size() == iterations; },
-                            std::chrono::minutes(10));
+    bool ok =
+        env.run_until([&] { return bad || client.failed() || rtts.size() == iterations; }, std::chrono::minutes(10));
     if (!ok || bad || client.failed()) {
         fprintf(stderr, "lat-bench-client: %s after %zu of %llu round trips: %s\n",
-                bad ? "wrong bytes" : ok ? "failed" : "timed out", rtts.size(),
-                static_cast<unsigned long long>(iterations), client.describe().c_str());
+                bad  ? "wrong bytes"
+                : ok ? "failed"
+                     : "timed out",
+                rtts.size(), static_cast<unsigned long long>(iterations), client.describe().c_str());
         return 1;
     }
     std::sort(rtts.begin(), rtts.end());

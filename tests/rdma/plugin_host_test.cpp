@@ -28,12 +28,15 @@ const char *const kOrigin = FakeHost::kOrigin;
 
 // Every key the plugin documents (docs/rdma-design.md, section 10).
 const std::map<std::string, std::string> kEveryKeyValid = {
-    {"rdma.ring_size", "256k"},     {"rdma.send_buffer_size", "128k"}, {"rdma.recv_depth", "128"},
-    {"rdma.control_credits", "8"},  {"rdma.sq_depth", "256"},          {"rdma.pool_size", "16M"},
-    {"rdma.pool_max", "512M"},      {"rdma.qp_timeout", "16"},         {"rdma.retry_count", "5"},
-    {"rdma.rnr_retry", "6"},        {"rdma.keepalive_ms", "2000"},     {"rdma.dead_peer_ms", "9000"},
-    {"rdma.linger_ms", "100"},      {"rdma.busy_poll_us", "50"},       {"rdma.device", "mlx5_0"},
-    {"rdma.port", "1"},             {"rdma.gid_index", "3"},
+    {"rdma.ring_size", "256k"},    {"rdma.send_buffer_size", "128k"},
+    {"rdma.recv_depth", "128"},    {"rdma.control_credits", "8"},
+    {"rdma.sq_depth", "256"},      {"rdma.pool_size", "16M"},
+    {"rdma.pool_max", "512M"},     {"rdma.qp_timeout", "16"},
+    {"rdma.retry_count", "5"},     {"rdma.rnr_retry", "6"},
+    {"rdma.keepalive_ms", "2000"}, {"rdma.dead_peer_ms", "9000"},
+    {"rdma.linger_ms", "100"},     {"rdma.busy_poll_us", "50"},
+    {"rdma.device", "mlx5_0"},     {"rdma.port", "1"},
+    {"rdma.gid_index", "3"},
 };
 
 // The plugin, loaded once for the process as the framework loads it.
@@ -114,8 +117,7 @@ TEST_CASE("check_config accepts valid rdma.* settings and looks up every rdma.* 
     CHECK(host.log.empty()); // a check is silent
 }
 
-TEST_CASE("check_config refuses a bad rdma.* value naming the key, the value, its origin and what is expected",
-          "[any]")
+TEST_CASE("check_config refuses a bad rdma.* value naming the key, the value, its origin and what is expected", "[any]")
 {
     struct Bad {
         std::map<std::string, std::string> settings;
@@ -139,9 +141,11 @@ TEST_CASE("check_config refuses a bad rdma.* value naming the key, the value, it
         {{{"rdma.device", std::string(64, 'x')}}, "rdma.device = xxx", "at most 63 characters"},
         {{{"rdma.control_credits", "40"}}, "rdma.control_credits = 40", "at most half"},
         {{{"rdma.pool_size", "16M"}, {"rdma.pool_max", "8M"}}, "rdma.pool_max", "smaller than rdma.pool_size"},
-        {{{"rdma.keepalive_ms", "5000"}, {"rdma.dead_peer_ms", "4000"}}, "rdma.dead_peer_ms = 4000",
+        {{{"rdma.keepalive_ms", "5000"}, {"rdma.dead_peer_ms", "4000"}},
+         "rdma.dead_peer_ms = 4000",
          "larger than rdma.keepalive_ms"},
-        {{{"rdma.ring_size", "128M"}, {"rdma.pool_size", "64k"}, {"rdma.pool_max", "64M"}}, "rdma.pool_max",
+        {{{"rdma.ring_size", "128M"}, {"rdma.pool_size", "64k"}, {"rdma.pool_max", "64M"}},
+         "rdma.pool_max",
          "cannot hold one connection"},
     };
     for (const Bad &bad : cases) {
@@ -169,8 +173,7 @@ TEST_CASE("init refuses a bad rdma.* value as check_config does, before it looks
     CHECK(std::string(why) == checked);
 }
 
-TEST_CASE("with rdma-core installed, init opens it itself and refuses only for want of a device",
-          "[with-rdma-core]")
+TEST_CASE("with rdma-core installed, init opens it itself and refuses only for want of a device", "[with-rdma-core]")
 {
     REQUIRE(hidden_soname().empty());
     FakeHost host(kEveryKeyValid);
@@ -185,9 +188,9 @@ TEST_CASE("with rdma-core installed, init opens it itself and refuses only for w
     CHECK(in_process("libibverbs.so.1"));
     CHECK(in_process("librdmacm.so.1"));
     if (rc == -TW_ENODEVICE)
-        CHECK(std::string(why).find(kernel_has_uverbs() ? "no RDMA device found"
-                                                        : "this kernel has no RDMA support (ib_uverbs)") !=
-              std::string::npos);
+        CHECK(std::string(why).find(kernel_has_uverbs()
+                                        ? "no RDMA device found"
+                                        : "this kernel has no RDMA support (ib_uverbs)") != std::string::npos);
     if (rc == 0) {
         WARN("this host has a usable RDMA device: init succeeded (" << host.log << ")");
         plugin().fini(t);
@@ -253,8 +256,7 @@ TEST_CASE("with RLIMIT_MEMLOCK enough for the pool's start but not its growth, i
         return host.log;
     });
     INFO(result);
-    CHECK(result.find("RLIMIT_MEMLOCK is 4096 KiB: the RDMA transport registers 2 MiB at start") !=
-          std::string::npos);
+    CHECK(result.find("RLIMIT_MEMLOCK is 4096 KiB: the RDMA transport registers 2 MiB at start") != std::string::npos);
     CHECK(result.find("can grow to 65 MiB") != std::string::npos);
     CHECK(result.find("new connections will be refused once it is reached") != std::string::npos);
 }

@@ -38,8 +38,8 @@ int child_rma_bench_server()
                 tw_rma_exposure *x = nullptr;
                 uint8_t desc[TW_RMA_DESC_MAX];
                 size_t len = 0;
-                int rc = e->ops().rma_expose(e->conn(), memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE,
-                                             &x, desc, &len);
+                int rc = e->ops().rma_expose(e->conn(), memory.data(), memory.size(), TW_RMA_READ | TW_RMA_WRITE, &x,
+                                             desc, &len);
                 if (rc) {
                     fprintf(stderr, "rma_expose: %d %s\n", rc, e->ops().last_error(e->conn()));
                     continue;

@@ -197,8 +197,7 @@ TEST_CASE("the data immediate packs type, credits and length", "[wire]")
     CHECK(imm.len == 4096);
 }
 
-TEST_CASE("RESIZE and RESIZE_ACK exist from version 4 on; RESIZE carries the ring's size, address and keys",
-          "[wire]")
+TEST_CASE("RESIZE and RESIZE_ACK exist from version 4 on; RESIZE carries the ring's size, address and keys", "[wire]")
 {
     WireCtrl m{};
     m.version = 4;

@@ -21,8 +21,8 @@ using namespace twinwire;
 /// The kinds, in the order they are tried; "echo" last, throwing nothing.
 inline const std::vector<std::string> &kinds()
 {
-    static const std::vector<std::string> k{"accept", "connect", "data", "drain", "eof", "close", "timer", "task",
-                                            "signal", "echo"};
+    static const std::vector<std::string> k{"accept", "connect", "data", "drain",  "eof",
+                                            "close",  "timer",   "task", "signal", "echo"};
     return k;
 }
 
@@ -93,9 +93,8 @@ inline Report run(Config config, const std::string &listen_ip, const std::string
         const std::string kind = st->kind();
         st->step_started = true;
         if (kind == "timer") {
-            st->throwing_timer = std::make_unique<Timer>(st->rt->loop(0), [] {
-                throw std::runtime_error("a timer threw on purpose");
-            });
+            st->throwing_timer =
+                std::make_unique<Timer>(st->rt->loop(0), [] { throw std::runtime_error("a timer threw on purpose"); });
             st->throwing_timer->start(std::chrono::milliseconds(1));
             return;
         }

@@ -35,14 +35,12 @@ TEST_CASE("an exception from each kind of callback over TCP closes only its conn
     for (const auto &line : logs.lines)
         if (line.level == LogLevel::Error) all += line.text + "\n";
     INFO(all);
-    for (const char *text : {"the accept handler threw: the accept handler threw on purpose",
-                             "the connect handler threw: the connect handler threw on purpose",
-                             "on_data callback threw: on_data threw on purpose",
-                             "on_drain callback threw: on_drain threw on purpose",
-                             "on_eof callback threw: on_eof threw on purpose",
-                             "on_close callback threw: on_close threw on purpose",
-                             "timer callback threw: a timer threw on purpose",
-                             "posted task threw: a posted task threw on purpose",
-                             "signal handler threw: a signal handler threw on purpose"})
+    for (const char *text :
+         {"the accept handler threw: the accept handler threw on purpose",
+          "the connect handler threw: the connect handler threw on purpose",
+          "on_data callback threw: on_data threw on purpose", "on_drain callback threw: on_drain threw on purpose",
+          "on_eof callback threw: on_eof threw on purpose", "on_close callback threw: on_close threw on purpose",
+          "timer callback threw: a timer threw on purpose", "posted task threw: a posted task threw on purpose",
+          "signal handler threw: a signal handler threw on purpose"})
         CHECK(all.find(text) != std::string::npos);
 }

@@ -84,8 +84,9 @@ TEST_CASE("a bad value is an error naming key, value, file:line and what is expe
     CHECK(error_of([&] { c.load_string("\ntransport = Infini-Band\n", "b.conf"); }) ==
           "b.conf:2: bad value 'Infini-Band' for 'transport': expected auto, tcp, a transport name or a list of "
           "names: transport name 'Infini-Band' has a character other than a-z, 0-9 and _");
-    CHECK(error_of([&] { c.load_string("read_buffer_size = 1T\n", "c.conf"); })
-              .find("c.conf:1: bad value '1T' for 'read_buffer_size': expected a size") == 0);
+    CHECK(error_of([&] {
+              c.load_string("read_buffer_size = 1T\n", "c.conf");
+          }).find("c.conf:1: bad value '1T' for 'read_buffer_size': expected a size") == 0);
     CHECK(error_of([&] { c.load_string("plugin_path = relative/x.so\n", "d.conf"); }) ==
           "d.conf:1: bad value 'relative/x.so' for 'plugin_path': expected absolute paths separated by ':' "
           "('relative/x.so' is not one)");
@@ -110,7 +111,8 @@ TEST_CASE("a missing file is an error naming it and the errno", "[config]")
 TEST_CASE("a directory given as the configuration file is an error, not an empty file", "[config]")
 {
     Config c;
-    CHECK(error_of([&] { c.load_file("/tmp"); }) == "/tmp: is a directory; a configuration file must be a regular file");
+    CHECK(error_of([&] { c.load_file("/tmp"); }) ==
+          "/tmp: is a directory; a configuration file must be a regular file");
 }
 
 TEST_CASE("a file that cannot be read for its permissions says so, with errno", "[config]")
@@ -228,7 +230,8 @@ TEST_CASE("keys of any transport are kept for it, application prefixes stay stri
     c.load_string("[foo]\nwindow = 4\n[rdma]\nring_size = 1M\n", "f.conf");
     CHECK(c.get("foo.window") == "4");
     CHECK(c.transport_key_names() == std::vector<std::string>{"foo", "rdma"});
-    CHECK(error_of([&] { c.load_string("[kvd]\nmaxclient = 5\n", "k.conf"); }) == "k.conf:2: unknown key 'kvd.maxclient'");
+    CHECK(error_of([&] { c.load_string("[kvd]\nmaxclient = 5\n", "k.conf"); }) ==
+          "k.conf:2: unknown key 'kvd.maxclient'");
     CHECK(error_of([&] { c.set("Foo.window", "1", "api"); }) == "api: unknown key 'Foo.window'");
 }
 
@@ -418,7 +421,7 @@ TEST_CASE("an error cuts a long value after 64 bytes and gives its length, where
     CHECK(printable(short_or_cut(e)));
     e = bad_config_error_of([&] { c.load_string(std::string(100000, 'k') + " = 1\n", "big.conf"); });
     CHECK(short_or_cut(e) == "big.conf:1: unknown key '" + std::string(64, 'k') + "'... (100000 bytes) [code " +
-                   std::to_string(static_cast<int>(twinwire::errc::unknown_config_key)) + "]");
+                                 std::to_string(static_cast<int>(twinwire::errc::unknown_config_key)) + "]");
     e = bad_config_error_of([&] { c.set("transport", "tcp," + value, "api"); });
     CHECK(short_or_cut(e).size() < 400);
     CHECK(printable(short_or_cut(e)));
@@ -428,5 +431,5 @@ TEST_CASE("an error cuts a long value after 64 bytes and gives its length, where
     EnvVar env("TWINWIRE_THREADS", std::string(100000, '7').c_str());
     e = bad_config_error_of([&] { c.load_environment(); });
     CHECK(short_or_cut(e) == "environment TWINWIRE_THREADS: bad value '" + std::string(64, '7') +
-                   "'... (100000 bytes) for 'threads': expected an integer 1..256");
+                                 "'... (100000 bytes) for 'threads': expected an integer 1..256");
 }

@@ -112,7 +112,9 @@ TEST_CASE("read_exactly reads length-prefixed frames and on_data gets what follo
         SocketClient client(listener->port());
         client.send_all(std::string("\x05hel", 4));
         std::this_thread::sleep_for(30ms);
-        client.send_all(std::string("lo\x03" "abcraw", 9));
+        client.send_all(std::string("lo\x03"
+                                    "abcraw",
+                                    9));
         client.shutdown_write();
         client.read_to_end(5000);
     });
@@ -218,8 +220,7 @@ TEST_CASE("a read timeout closes a silent connection with ETIMEDOUT naming read_
     CHECK(end.reason == "read_timeout_ms: nothing received for " + std::to_string(timeout_ms) + " ms");
 }
 
-TEST_CASE("a write timeout closes a connection whose peer stops reading, naming write_timeout_ms",
-          "[connection][io]")
+TEST_CASE("a write timeout closes a connection whose peer stops reading, naming write_timeout_ms", "[connection][io]")
 {
     Runtime rt(tcp_config(1));
     rt.start();
@@ -350,7 +351,7 @@ TEST_CASE("a streaming reader reuses its read memory: the bytes it receives do n
     REQUIRE(warm_faults >= 0);
     REQUIRE(end_faults >= 0);
     const long pages = static_cast<long>((kTotal - kWarm) / static_cast<size_t>(sysconf(_SC_PAGESIZE)));
-    INFO("minor faults on the reading thread after the first 16 MiB: " << end_faults - warm_faults << " for "
-                                                                        << pages << " pages received");
+    INFO("minor faults on the reading thread after the first 16 MiB: " << end_faults - warm_faults << " for " << pages
+                                                                       << " pages received");
     CHECK(end_faults - warm_faults < pages / 8);
 }

@@ -33,7 +33,8 @@ struct CutHost {
     explicit CutHost(const tw_host *host)
     {
         void (*fn)() = trap;
-        for (size_t off = 0; off + sizeof fn <= sizeof bytes; off += sizeof fn) std::memcpy(bytes + off, &fn, sizeof fn);
+        for (size_t off = 0; off + sizeof fn <= sizeof bytes; off += sizeof fn)
+            std::memcpy(bytes + off, &fn, sizeof fn);
         std::memcpy(bytes, host, TW_HOST_SIZE_V1);
         tw_host *t = table();
         t->size = TW_HOST_SIZE_V1;

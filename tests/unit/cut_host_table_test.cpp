@@ -67,9 +67,8 @@ TEST_CASE("a plugin given a host table cut to ABI 1.0, garbage past size, echoes
     Runtime rt(cut_host_config());
     rt.start();
     REQUIRE(rt.transport_name() == "cuthost");
-    auto listener = rt.listen({}, [](const ConnectionPtr &c) {
-        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });
-    });
+    auto listener =
+        rt.listen({}, [](const ConnectionPtr &c) { c->on_data([](Connection &conn, Buffer &in) { conn.write(in); }); });
     const uint16_t port = listener->port();
     std::string echoed, refused;
     std::atomic<int> pending{2};
@@ -91,12 +90,11 @@ TEST_CASE("a plugin given a host table cut to ABI 1.0, garbage past size, echoes
     });
     // A port nothing listens on: the failure is logged at debug (tcp: log_line).
     RefusingPort nobody;
-    rt.connect(ConnectOptions("127.0.0.1", nobody.port),
-               [&](const ConnectionPtr &c, const std::string &error) {
-                   refused = c ? "connected" : error;
-                   if (c) c->close();
-                   done();
-               });
+    rt.connect(ConnectOptions("127.0.0.1", nobody.port), [&](const ConnectionPtr &c, const std::string &error) {
+        refused = c ? "connected" : error;
+        if (c) c->close();
+        done();
+    });
     Timer watchdog(rt.loop(0), [&] { rt.stop(false); });
     watchdog.start(30s);
     rt.run();
@@ -106,8 +104,7 @@ TEST_CASE("a plugin given a host table cut to ABI 1.0, garbage past size, echoes
     CHECK(refused != "connected");
 }
 
-TEST_CASE("fault given a host table cut to ABI 1.0, garbage past size, refuses with the reason",
-          "[cut-host][refuses]")
+TEST_CASE("fault given a host table cut to ABI 1.0, garbage past size, refuses with the reason", "[cut-host][refuses]")
 {
     Runtime rt(cut_host_config());
     try {

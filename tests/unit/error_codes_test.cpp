@@ -102,8 +102,7 @@ TEST_CASE("a listen on a port already in use throws a StartupError whose code is
     }
 }
 
-TEST_CASE("configuration mistakes are StartupErrors with a code: unknown key, bad value, unreadable file",
-          "[errors]")
+TEST_CASE("configuration mistakes are StartupErrors with a code: unknown key, bad value, unreadable file", "[errors]")
 {
     Config c;
     setenv("TWINWIRE_FOO", "1", 1);
@@ -129,8 +128,7 @@ TEST_CASE("configuration mistakes are StartupErrors with a code: unknown key, ba
     }
 }
 
-TEST_CASE("a transport named alone that cannot be loaded makes start() throw errc::transport_unavailable",
-          "[errors]")
+TEST_CASE("a transport named alone that cannot be loaded makes start() throw errc::transport_unavailable", "[errors]")
 {
     Config c = tcp_config(1);
     c.set("transport", "nosuchtransport");
@@ -155,8 +153,7 @@ TEST_CASE("calls out of order throw StartupErrors with errc::not_started", "[err
     }
 }
 
-TEST_CASE("connect() and listen() refuse an empty handler at once instead of dropping the result later",
-          "[errors]")
+TEST_CASE("connect() and listen() refuse an empty handler at once instead of dropping the result later", "[errors]")
 {
     Runtime rt(tcp_config(1));
     rt.start();
@@ -223,12 +220,12 @@ TEST_CASE("a connect to a network without a route fails with errc::unreachable",
     int status = 0;
     waitpid(pid, &status, 0);
     REQUIRE(WIFEXITED(status));
-    if (WEXITSTATUS(status) == 200) FAIL("cannot create a network namespace here (meson's test of [netns] cases skips)");
+    if (WEXITSTATUS(status) == 200)
+        FAIL("cannot create a network namespace here (meson's test of [netns] cases skips)");
     CHECK(WEXITSTATUS(status) == static_cast<int>(errc::unreachable));
 }
 
-TEST_CASE("how a connection ended has a code: peer closed, peer reset, closed, aborted, flush timed out",
-          "[errors]")
+TEST_CASE("how a connection ended has a code: peer closed, peer reset, closed, aborted, flush timed out", "[errors]")
 {
     Config config = tcp_config(1);
     config.set("shutdown_timeout_ms", "200");

@@ -76,7 +76,10 @@ ClientReport run_clients(uint16_t port)
     std::vector<int> fds;
     for (int i = 0; i < kClients; ++i) {
         int fd = connect_loopback(port);
-        if (fd >= 0 && send(fd, "ping", 4, MSG_NOSIGNAL) != 4) { ::close(fd); fd = -1; }
+        if (fd >= 0 && send(fd, "ping", 4, MSG_NOSIGNAL) != 4) {
+            ::close(fd);
+            fd = -1;
+        }
         fds.push_back(fd);
     }
     for (int fd : fds) {
@@ -126,9 +129,8 @@ TEST_CASE("a TCP server out of file descriptors closes the clients it cannot tak
     LogCapture logs;
     Runtime rt(tcp_config(1));
     rt.start();
-    auto listener = rt.listen({}, [](const ConnectionPtr &c) {
-        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });
-    });
+    auto listener =
+        rt.listen({}, [](const ConnectionPtr &c) { c->on_data([](Connection &conn, Buffer &in) { conn.write(in); }); });
     const uint16_t port = listener->port();
 
     int report_pipe[2];
@@ -169,8 +171,9 @@ TEST_CASE("a TCP server out of file descriptors closes the clients it cannot tak
     size_t accept_warnings = 0;
     for (const auto &line : logs.from("listen"))
         if (line.text.find("accept on") != std::string::npos) ++accept_warnings;
-    INFO("RLIMIT_NOFILE " << fd_limit << "; served " << report.served << ", turned away " << report.turned_away << ", hanging " << report.hanging
-                   << "; accept warnings " << accept_warnings << "; server CPU " << cpu_used << " s");
+    INFO("RLIMIT_NOFILE " << fd_limit << "; served " << report.served << ", turned away " << report.turned_away
+                          << ", hanging " << report.hanging << "; accept warnings " << accept_warnings
+                          << "; server CPU " << cpu_used << " s");
     REQUIRE(got_report);
     CHECK(report.served >= 1);
     CHECK(report.turned_away >= kClients - kSpareFds - 4); // the limit bit (a few descriptors more or less)

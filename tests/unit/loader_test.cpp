@@ -108,9 +108,9 @@ TEST_CASE("an ELF without the entry symbol: reason says it is not a twinwire plu
 
 TEST_CASE("a plugin built for another ABI major: reason names both versions", "[loader]")
 {
-    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_V2_SYMBOL"),
-                                 "exports twinwire_plugin_entry_v" + kOther + ": built for ABI " + kOther +
-                                     ", this program speaks ABI " + kMajor);
+    check_falls_back_and_refuses(env_path("TW_TEST_PLUGIN_V2_SYMBOL"), "exports twinwire_plugin_entry_v" + kOther +
+                                                                           ": built for ABI " + kOther +
+                                                                           ", this program speaks ABI " + kMajor);
 }
 
 TEST_CASE("a plugin whose info claims another ABI major is rejected", "[loader]")
@@ -212,8 +212,7 @@ TEST_CASE("a real plugin loads, passes the ABI checks and initialises", "[loader
                       Catch::Contains("it is the plugin of transport 'tcp', not 'rdma'"));
 }
 
-TEST_CASE("without plugin_path the installed directory is the one place looked at, never the build tree",
-          "[loader]")
+TEST_CASE("without plugin_path the installed directory is the one place looked at, never the build tree", "[loader]")
 {
     unsetenv("TWINWIRE_PLUGIN_PATH");
     Config config;
@@ -235,8 +234,7 @@ TEST_CASE("a relative entry in TWINWIRE_PLUGIN_PATH is refused, with no fallback
     unsetenv("TWINWIRE_PLUGIN_PATH");
     CHECK(report.attempts.empty());
     REQUIRE(report.search_dirs.size() == 1);
-    CHECK(report.search_dirs[0] ==
-          "'relative/dir' (environment TWINWIRE_PLUGIN_PATH) ignored: not an absolute path");
+    CHECK(report.search_dirs[0] == "'relative/dir' (environment TWINWIRE_PLUGIN_PATH) ignored: not an absolute path");
     CHECK(report.reason.find("not found (looked for 'relative/dir'") != std::string::npos);
 }
 

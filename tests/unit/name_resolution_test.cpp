@@ -155,8 +155,7 @@ TEST_CASE("a connect that fails on every address of a name names each address an
     CHECK(out.error.find("127.0.0.1:" + std::to_string(port) + ": ") != std::string::npos);
 }
 
-TEST_CASE("a name that does not resolve is a clear error, and the loop kept running while it was looked up",
-          "[names]")
+TEST_CASE("a name that does not resolve is a clear error, and the loop kept running while it was looked up", "[names]")
 {
     Runtime rt(tcp_config(1));
     rt.start();
@@ -180,9 +179,8 @@ TEST_CASE("a listener on * takes IPv4 and IPv6 clients (one dual-stack socket)",
 {
     Runtime rt(tcp_config(1));
     rt.start();
-    auto listener = rt.listen({"*", 0}, [](const ConnectionPtr &c) {
-        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });
-    });
+    auto listener = rt.listen(
+        {"*", 0}, [](const ConnectionPtr &c) { c->on_data([](Connection &conn, Buffer &in) { conn.write(in); }); });
     CHECK(listener->address() == "*");
     CHECK(echo_both(rt, "::1", "127.0.0.1", listener->port()));
 }

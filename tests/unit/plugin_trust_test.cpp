@@ -93,7 +93,8 @@ TEST_CASE("a 0666 plugin owned by another user in a 0777 directory is refused (a
     if (geteuid() != 0) FAIL("not root: chown to another user needs root (meson's test of [root] cases skips)");
     PluginCopy p;
     REQUIRE(chown(p.file.c_str(), 65534, 65534) == 0);
-    CHECK_THAT(p.load(p.file), Catch::Contains("refused: " + p.file + " is owned by uid 65534, neither root nor the "
+    CHECK_THAT(p.load(p.file), Catch::Contains("refused: " + p.file +
+                                               " is owned by uid 65534, neither root nor the "
                                                "effective user (uid 0)"));
     REQUIRE(chmod(p.file.c_str(), 0666) == 0);
     REQUIRE(chmod(p.dir.c_str(), 0777) == 0);

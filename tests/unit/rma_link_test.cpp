@@ -24,8 +24,8 @@ struct Answer {
     Frame type = Frame::data;
     uint64_t tag = 0;
     int status = 0;
-    std::string reason;  ///< done frames
-    std::string bytes;   ///< read_data
+    std::string reason; ///< done frames
+    std::string bytes;  ///< read_data
 };
 
 /// The exposing side: a link past the hello, with `memory` exposed.
@@ -92,7 +92,7 @@ TEST_CASE("the exposing side serves an access that ends exactly at the exposure'
         bool ok;
     };
     const Case cases[] = {
-        {0, 4096, true}, {0, 4097, false}, {4095, 1, true}, {4095, 2, false},
+        {0, 4096, true},  {0, 4097, false}, {4095, 1, true},  {4095, 2, false},
         {4096, 1, false}, {1, 4096, false}, {4000, 96, true}, {4000, 97, false},
     };
     uint64_t tag = 1;
@@ -139,8 +139,7 @@ TEST_CASE("offsets and lengths near 2^64 are refused: offset + length never wrap
     CHECK(e.memory == std::string(4096, 'm'));
 }
 
-TEST_CASE("a forged key for an id this connection has is refused, reads and writes, and touches nothing",
-          "[rma-link]")
+TEST_CASE("a forged key for an id this connection has is refused, reads and writes, and touches nothing", "[rma-link]")
 {
     Exposer e;
     // A second exposure on the same link: ids are sequential, so a peer
@@ -174,7 +173,9 @@ TEST_CASE("each hello mismatch gets its own reason, however the bytes are cut in
 {
     const std::string good = hello();
     REQUIRE(good.size() == 24);
-    auto with = [&](size_t at, const std::string &bytes) { return good.substr(0, at) + bytes + good.substr(at + bytes.size()); };
+    auto with = [&](size_t at, const std::string &bytes) {
+        return good.substr(0, at) + bytes + good.substr(at + bytes.size());
+    };
     std::string v2 = good, v0 = good;
     v2[20] = 2;
     v0[20] = 0;

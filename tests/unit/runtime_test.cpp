@@ -53,9 +53,8 @@ TEST_CASE("a runtime over TCP echoes 4 MiB across worker threads and then stops"
 {
     Runtime rt(tcp_config(3));
     rt.start();
-    auto listener = rt.listen({}, [](const ConnectionPtr &c) {
-        c->on_data([](Connection &conn, Buffer &in) { conn.write(in); });
-    });
+    auto listener =
+        rt.listen({}, [](const ConnectionPtr &c) { c->on_data([](Connection &conn, Buffer &in) { conn.write(in); }); });
     REQUIRE(listener->port() != 0);
     CHECK(listener->transports() == std::vector<std::string>{"tcp"});
 
@@ -86,8 +85,7 @@ TEST_CASE("a runtime over TCP echoes 4 MiB across worker threads and then stops"
     CHECK(received == sent);
 }
 
-TEST_CASE("a Buffer written to an idle connection goes to the transport at once, the rest is queued",
-          "[runtime]")
+TEST_CASE("a Buffer written to an idle connection goes to the transport at once, the rest is queued", "[runtime]")
 {
     Runtime rt(tcp_config(1));
     rt.start();
@@ -117,10 +115,10 @@ TEST_CASE("a Buffer written to an idle connection goes to the transport at once,
     CHECK_FALSE(dog.fired);
     CHECK(left_in_small == 0);
     CHECK(queued_small == 0);
-    CHECK(left_in_big == 0);                  // write(Buffer&) always takes the whole buffer
-    CHECK(queued_big > 0);                    // what the socket refused waits in the queue
-    CHECK(queued_big < big.size());           // and what it took is gone from it
-    CHECK(received == "ping" + big);          // in order, nothing lost or doubled
+    CHECK(left_in_big == 0);         // write(Buffer&) always takes the whole buffer
+    CHECK(queued_big > 0);           // what the socket refused waits in the queue
+    CHECK(queued_big < big.size());  // and what it took is gone from it
+    CHECK(received == "ping" + big); // in order, nothing lost or doubled
 }
 
 TEST_CASE("connections are spread across the worker loops", "[runtime]")
@@ -136,7 +134,8 @@ TEST_CASE("connections are spread across the worker loops", "[runtime]")
         CHECK(c->loop().in_loop_thread());
         if (++accepted == 8) rt.stop(true);
     });
-    for (int i = 0; i < 8; ++i) rt.connect({"127.0.0.1", listener->port()}, [](const ConnectionPtr &, const std::string &) {});
+    for (int i = 0; i < 8; ++i)
+        rt.connect({"127.0.0.1", listener->port()}, [](const ConnectionPtr &, const std::string &) {});
     Watchdog dog(rt, 10000ms);
     rt.run();
     CHECK_FALSE(dog.fired);

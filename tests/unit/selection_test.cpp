@@ -108,8 +108,7 @@ TEST_CASE("a single name that cannot be loaded stops start-up with the reason", 
                                          Catch::Contains("twinwire-nosuch-abi1.so not found"));
 }
 
-TEST_CASE("a list is tried in order: each transport skipped is logged once, connects prefer the first",
-          "[selection]")
+TEST_CASE("a list is tried in order: each transport skipped is logged once, connects prefer the first", "[selection]")
 {
     LogCapture logs;
     Runtime rt(named_config("nosuch,tcpcopy,tcp"));

@@ -24,10 +24,12 @@ int main()
         return 1;
     }
     for (const auto &entry : config.entries())
-        if (entry.second.origin != "default") std::printf("set %s=%s (%s)\n", entry.first.c_str(),
-                                                          entry.second.value.c_str(), entry.second.origin.c_str());
+        if (entry.second.origin != "default")
+            std::printf("set %s=%s (%s)\n", entry.first.c_str(), entry.second.value.c_str(),
+                        entry.second.origin.c_str());
     PluginSearchPath search = plugin_search_path(config);
-    for (const auto &place : plugin_places(search)) std::printf("search %s (%s)\n", place.path.c_str(), place.why.c_str());
+    for (const auto &place : plugin_places(search))
+        std::printf("search %s (%s)\n", place.path.c_str(), place.why.c_str());
     std::fflush(stdout);
     return 0;
 }

@@ -21,12 +21,9 @@ const tw_transport_ops &tcp_module()
 TEST_CASE("the TCP backend's check_config accepts valid tcp.* settings and looks up every tcp.* key",
           "[tcp][check_config]")
 {
-    const std::map<std::string, std::string> every = {{"tcp.nodelay", "off"},
-                                                       {"tcp.linger_ms", "250"},
-                                                       {"tcp.keepalive", "yes"},
-                                                       {"tcp.keepalive_idle_s", "30"},
-                                                       {"tcp.keepalive_interval_s", "5"},
-                                                       {"tcp.keepalive_count", "3"}};
+    const std::map<std::string, std::string> every = {
+        {"tcp.nodelay", "off"},         {"tcp.linger_ms", "250"},          {"tcp.keepalive", "yes"},
+        {"tcp.keepalive_idle_s", "30"}, {"tcp.keepalive_interval_s", "5"}, {"tcp.keepalive_count", "3"}};
     twinwire::testing::FakeHost host(every);
     char why[256] = "";
     CHECK(tcp_module().check_config(&host.table, why, sizeof why) == 0);
@@ -39,10 +36,14 @@ TEST_CASE("the TCP backend's check_config refuses a bad tcp.* value naming the k
           "what is expected",
           "[tcp][check_config]")
 {
-    const std::pair<const char *, const char *> bad[] = {
-        {"tcp.nodelay", "maybe"}, {"tcp.linger_ms", "-1"}, {"tcp.linger_ms", "3600001"}, {"tcp.linger_ms", "5s"},
-        {"tcp.keepalive", "sometimes"}, {"tcp.keepalive_idle_s", "0"}, {"tcp.keepalive_interval_s", "32768"},
-        {"tcp.keepalive_count", "128"}};
+    const std::pair<const char *, const char *> bad[] = {{"tcp.nodelay", "maybe"},
+                                                         {"tcp.linger_ms", "-1"},
+                                                         {"tcp.linger_ms", "3600001"},
+                                                         {"tcp.linger_ms", "5s"},
+                                                         {"tcp.keepalive", "sometimes"},
+                                                         {"tcp.keepalive_idle_s", "0"},
+                                                         {"tcp.keepalive_interval_s", "32768"},
+                                                         {"tcp.keepalive_count", "128"}};
     for (const auto &kv : bad) {
         std::string why;
         int rc = twinwire::testing::check_config(tcp_module(), {{kv.first, kv.second}}, &why);

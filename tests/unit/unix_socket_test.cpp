@@ -223,7 +223,8 @@ TEST_CASE("a unix: address too long for sun_path is refused with the limit", "[u
     }
 }
 
-TEST_CASE("with LISTEN_FDS a daemon listens on the socket it was passed, by name, instead of binding", "[unix][activation]")
+TEST_CASE("with LISTEN_FDS a daemon listens on the socket it was passed, by name, instead of binding",
+          "[unix][activation]")
 {
     const char *program = std::getenv("TW_TEST_ACTIVATION_ECHO");
     REQUIRE(program != nullptr);

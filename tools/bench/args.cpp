@@ -28,8 +28,7 @@ std::string lower(std::string s)
 
 uint64_t parse_uint(const std::string &text, const std::string &option, uint64_t min, uint64_t max)
 {
-    const std::string expected =
-        "expected an integer " + std::to_string(min) + ".." + std::to_string(max);
+    const std::string expected = "expected an integer " + std::to_string(min) + ".." + std::to_string(max);
     if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
         throw ArgError(option + ": '" + text + "' is not a number; " + expected);
     errno = 0;
@@ -175,15 +174,14 @@ void finish_sweep(SweepOptions &o)
     if (o.tests.empty()) o.tests = {TestKind::Latency, TestKind::Throughput};
 }
 
-const char kFooter[] =
-    "Live progress goes to stderr once a second; the result table (or, with --json, one JSON\n"
-    "document with the version, time, host, command line and every configuration key; with --csv,\n"
-    "a header and one line per result) to stdout.  The first 10 round trips of each latency test\n"
-    "warm up and are not counted.  A test that makes no progress for --stall-timeout seconds is\n"
-    "aborted and reported as failed.\n"
-    "Configuration: --config FILE, then TWINWIRE_* environment variables, then the options (the\n"
-    "last one wins).\n"
-    "Exit status: 0 success; 1 a test failed or errors were counted; 2 bad arguments.";
+const char kFooter[] = "Live progress goes to stderr once a second; the result table (or, with --json, one JSON\n"
+                       "document with the version, time, host, command line and every configuration key; with --csv,\n"
+                       "a header and one line per result) to stdout.  The first 10 round trips of each latency test\n"
+                       "warm up and are not counted.  A test that makes no progress for --stall-timeout seconds is\n"
+                       "aborted and reported as failed.\n"
+                       "Configuration: --config FILE, then TWINWIRE_* environment variables, then the options (the\n"
+                       "last one wins).\n"
+                       "Exit status: 0 success; 1 a test failed or errors were counted; 2 bad arguments.";
 
 /// A mode's help: what it does, then what every mode shares.
 void describe(CLI::App *app, const std::string &text) { app->footer(text + "\n\n" + kFooter); }
@@ -191,7 +189,7 @@ void describe(CLI::App *app, const std::string &text) { app->footer(text + "\n\n
 void add_server(CLI::App *app, ServerOptions &o)
 {
     describe(app, "Echo (latency) and sink (throughput) server; each connection says which it wants.\n"
-                     "Prints \"listening on ADDR:PORT\" on stdout; stops on SIGINT/SIGTERM.");
+                  "Prints \"listening on ADDR:PORT\" on stdout; stops on SIGINT/SIGTERM.");
     add_runtime(app, o.runtime, true);
     add_nonempty(app, "--listen", "ADDR", "address to listen on (the configuration's listen_address)", &o.listen,
                  "address");
@@ -201,12 +199,11 @@ void add_server(CLI::App *app, ServerOptions &o)
 
 void add_client(CLI::App *app, ClientOptions &o)
 {
-    describe(app, 
-        "Latency: ping-pong of one message per connection; mean/p50/p99/p99.9 of every round trip\n"
-        "(rt, us) and one way (ow = rt / 2, what perftest and sockperf report).  Throughput: one\n"
-        "direction, the server acknowledges the bytes it received at the end; MB/s (MB = 2^20 bytes,\n"
-        "as perftest counts), Gb/s (10^9 bits, as link rates count) and messages/s.  Short options\n"
-        "as perftest and sockperf spell them.");
+    describe(app, "Latency: ping-pong of one message per connection; mean/p50/p99/p99.9 of every round trip\n"
+                  "(rt, us) and one way (ow = rt / 2, what perftest and sockperf report).  Throughput: one\n"
+                  "direction, the server acknowledges the bytes it received at the end; MB/s (MB = 2^20 bytes,\n"
+                  "as perftest counts), Gb/s (10^9 bits, as link rates count) and messages/s.  Short options\n"
+                  "as perftest and sockperf spell them.");
     add_runtime(app, o.runtime, true);
     add_target(app, o.target, true);
     add_sweep(app, o.sweep);
@@ -224,10 +221,9 @@ void add_local(CLI::App *app, LocalOptions &o)
 
 void add_resp(CLI::App *app, RespOptions &o)
 {
-    describe(app, 
-        "Redis protocol load (like redis-benchmark, whose short options these are): SET and GET\n"
-        "key:<random>, INCR counter:<random>, LPUSH mylist, MGET of 10 keys, over RESP2; strict\n"
-        "reply checks; requests/s and p50/p99/p99.9 latency (ms).  Exits 1 when any reply was an error.");
+    describe(app, "Redis protocol load (like redis-benchmark, whose short options these are): SET and GET\n"
+                  "key:<random>, INCR counter:<random>, LPUSH mylist, MGET of 10 keys, over RESP2; strict\n"
+                  "reply checks; requests/s and p50/p99/p99.9 latency (ms).  Exits 1 when any reply was an error.");
     o.target.host = "127.0.0.1";
     o.target.port = 6379;
     add_runtime(app, o.runtime, false);
@@ -259,12 +255,11 @@ void add_resp(CLI::App *app, RespOptions &o)
 
 void add_rma(CLI::App *app, RmaOptions &o)
 {
-    describe(app,
-        "One-sided remote memory against the byte stream, server and client in one process: per round\n"
-        "and size, `stream` (one direction; the server times what it received), `rma-write` and\n"
-        "`rma-read` (a window of transfers in flight against one exposure; every read compared with\n"
-        "what the exposure holds, every write slot checked by the server).  MB/s = 2^20 bytes/s.\n"
-        "Exits 1 when a transfer failed or a check found other bytes.");
+    describe(app, "One-sided remote memory against the byte stream, server and client in one process: per round\n"
+                  "and size, `stream` (one direction; the server times what it received), `rma-write` and\n"
+                  "`rma-read` (a window of transfers in flight against one exposure; every read compared with\n"
+                  "what the exposure holds, every write slot checked by the server).  MB/s = 2^20 bytes/s.\n"
+                  "Exits 1 when a transfer failed or a check found other bytes.");
     add_runtime(app, o.runtime, true);
     add_nonempty(app, "--listen", "ADDR", "address of the server (127.0.0.1)", &o.listen, "address");
     add_value(app, "--source", "ADDR", "local address the client binds",
@@ -276,7 +271,8 @@ void add_rma(CLI::App *app, RmaOptions &o)
                   o.tests.clear();
                   for (const std::string &item : split(lower(text), ',')) {
                       if (item != "stream" && item != "rma-write" && item != "rma-read")
-                          throw ArgError(option + ": '" + item + "' is not a test; expected stream, rma-write, rma-read");
+                          throw ArgError(option + ": '" + item +
+                                         "' is not a test; expected stream, rma-write, rma-read");
                       o.tests.push_back(item);
                   }
               });
@@ -300,9 +296,11 @@ void refuse_leftovers(const std::vector<std::string> &left)
 
 const char *to_string(TestKind kind) { return kind == TestKind::Latency ? "latency" : "throughput"; }
 namespace {
-const std::pair<RespTest, const char *> kRespTests[] = {
-    {RespTest::Set, "SET"}, {RespTest::Get, "GET"}, {RespTest::Incr, "INCR"}, {RespTest::Lpush, "LPUSH"},
-    {RespTest::Mget, "MGET"}};
+const std::pair<RespTest, const char *> kRespTests[] = {{RespTest::Set, "SET"},
+                                                        {RespTest::Get, "GET"},
+                                                        {RespTest::Incr, "INCR"},
+                                                        {RespTest::Lpush, "LPUSH"},
+                                                        {RespTest::Mget, "MGET"}};
 } // namespace
 
 const char *to_string(RespTest test)
@@ -334,8 +332,8 @@ size_t parse_size(const std::string &text, const std::string &option)
     if (digits == 0 || digits > 12) throw ArgError(option + ": '" + text + "' is not a size; " + expected);
     uint64_t n = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
     std::string unit = lower(text.substr(digits));
-    static const std::map<std::string, unsigned> shifts = {
-        {"", 0}, {"b", 0}, {"k", 10}, {"kib", 10}, {"m", 20}, {"mib", 20}, {"g", 30}, {"gib", 30}};
+    static const std::map<std::string, unsigned> shifts = {{"", 0},   {"b", 0},    {"k", 10}, {"kib", 10},
+                                                           {"m", 20}, {"mib", 20}, {"g", 30}, {"gib", 30}};
     auto it = shifts.find(unit);
     if (it == shifts.end()) throw ArgError(option + ": '" + text + "' has an unknown unit; " + expected);
     uint64_t bytes = n << it->second;
@@ -399,8 +397,8 @@ Invocation parse_args(const std::vector<std::string> &args)
     } catch (const ArgError &e) {
         throw named(e);
     }
-    const auto chosen = std::find_if(std::begin(modes), std::end(modes),
-                                     [](const auto &m) { return m.second->parsed(); });
+    const auto chosen =
+        std::find_if(std::begin(modes), std::end(modes), [](const auto &m) { return m.second->parsed(); });
     if (chosen == std::end(modes)) {
         if (args.empty()) throw ArgError("no mode given; expected server, client, local, resp or rma");
         throw ArgError("unknown mode '" + args.front() + "'; expected server, client, local, resp or rma");
@@ -410,10 +408,17 @@ Invocation parse_args(const std::vector<std::string> &args)
         refuse_leftovers(app.remaining()); // options before the mode
         refuse_leftovers(chosen->second->remaining());
         switch (inv.mode) {
-        case Mode::Client: finish_sweep(inv.client.sweep); break;
-        case Mode::Local: finish_sweep(inv.local.sweep); break;
-        case Mode::Resp: refuse_json_and_csv(inv.resp.json, inv.resp.csv); break;
-        default: break;
+        case Mode::Client:
+            finish_sweep(inv.client.sweep);
+            break;
+        case Mode::Local:
+            finish_sweep(inv.local.sweep);
+            break;
+        case Mode::Resp:
+            refuse_json_and_csv(inv.resp.json, inv.resp.csv);
+            break;
+        default:
+            break;
         }
     } catch (const ArgError &e) {
         throw named(e);

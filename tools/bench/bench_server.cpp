@@ -23,8 +23,8 @@ struct ServerState {
 
 void refuse(Connection &conn, const std::string &why)
 {
-    std::fprintf(stderr, "twinwire-bench server: connection from %s: %s; closing it\n",
-                 conn.peer_address().c_str(), why.c_str());
+    std::fprintf(stderr, "twinwire-bench server: connection from %s: %s; closing it\n", conn.peer_address().c_str(),
+                 why.c_str());
     conn.abort();
 }
 

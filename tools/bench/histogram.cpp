@@ -7,9 +7,9 @@
 namespace twinwire::bench {
 namespace {
 
-constexpr unsigned kLinearBits = 8;                   // values 0..255 have a bucket each
+constexpr unsigned kLinearBits = 8; // values 0..255 have a bucket each
 constexpr uint64_t kLinear = uint64_t(1) << kLinearBits;
-constexpr unsigned kSubBits = kLinearBits - 1;        // 128 buckets per power of two above
+constexpr unsigned kSubBits = kLinearBits - 1; // 128 buckets per power of two above
 constexpr uint64_t kSub = uint64_t(1) << kSubBits;
 constexpr size_t kBuckets = kLinear + (64 - kLinearBits) * kSub;
 
@@ -24,9 +24,9 @@ size_t Histogram::bucket_count() { return kBuckets; }
 size_t Histogram::bucket_of(uint64_t value)
 {
     if (value < kLinear) return static_cast<size_t>(value);
-    unsigned octave = log2_floor(value);          // >= kLinearBits
-    unsigned shift = octave - kSubBits;           // keeps the top kSubBits+1 bits
-    uint64_t mantissa = value >> shift;           // kSub .. 2*kSub-1
+    unsigned octave = log2_floor(value); // >= kLinearBits
+    unsigned shift = octave - kSubBits;  // keeps the top kSubBits+1 bits
+    uint64_t mantissa = value >> shift;  // kSub .. 2*kSub-1
     return static_cast<size_t>(kLinear + (octave - kLinearBits) * kSub + (mantissa - kSub));
 }
 

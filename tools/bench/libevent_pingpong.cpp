@@ -90,8 +90,8 @@ int run_server(const std::string &listen, uint16_t port)
         return 2;
     }
     event_base *base = event_base_new();
-    evconnlistener *l = evconnlistener_new_bind(base, on_accept, nullptr, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
-                                                -1, reinterpret_cast<sockaddr *>(&sa), sizeof sa);
+    evconnlistener *l = evconnlistener_new_bind(base, on_accept, nullptr, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, -1,
+                                                reinterpret_cast<sockaddr *>(&sa), sizeof sa);
     if (!l) {
         std::fprintf(stderr, "twinwire-libevent-pingpong: cannot listen on %s:%u: %s\n", listen.c_str(), port,
                      std::strerror(errno));
@@ -235,7 +235,8 @@ int main(int argc, char **argv)
     client->add_option("-s,--size", size, "message size in bytes (64)")->check(CLI::Range(size_t(1), size_t(64) << 20));
     client->add_option("-n,--iterations", iterations, "round trips to count (instead of -D)")
         ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-    client->add_option("-D,--duration", duration, "seconds to count round trips (3)")->check(CLI::Range(0.001, 86400.0));
+    client->add_option("-D,--duration", duration, "seconds to count round trips (3)")
+        ->check(CLI::Range(0.001, 86400.0));
     client->add_flag("--csv", csv, "twinwire-bench's --csv lines instead of the table");
     CLI11_PARSE(app, argc, argv);
     if (server->parsed()) return run_server(listen, port);

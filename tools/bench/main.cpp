@@ -23,12 +23,19 @@ int main(int argc, char **argv)
     }
     try {
         switch (inv.mode) {
-        case Mode::Help: std::fputs(inv.text.c_str(), stdout); return 0;
-        case Mode::Server: return run_server(inv.server);
-        case Mode::Client: return run_client(inv.client);
-        case Mode::Local: return run_local(inv.local);
-        case Mode::Resp: return run_resp(inv.resp);
-        case Mode::Rma: return run_rma(inv.rma);
+        case Mode::Help:
+            std::fputs(inv.text.c_str(), stdout);
+            return 0;
+        case Mode::Server:
+            return run_server(inv.server);
+        case Mode::Client:
+            return run_client(inv.client);
+        case Mode::Local:
+            return run_local(inv.local);
+        case Mode::Resp:
+            return run_resp(inv.resp);
+        case Mode::Rma:
+            return run_rma(inv.rma);
         }
     } catch (const twinwire::ConfigError &e) {
         std::fprintf(stderr, "twinwire-bench: configuration: %s\n", e.what());

@@ -61,8 +61,7 @@ int run_resp(const RespOptions &options)
     StepSettings settings{options.target, options.clients, options.stall_timeout_s};
     report.interrupted = !run_steps(rt, settings, std::move(steps));
 
-    const std::string text =
-        options.json ? resp_json(report) : options.csv ? resp_csv(report) : resp_table(report);
+    const std::string text = options.json ? resp_json(report) : options.csv ? resp_csv(report) : resp_table(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     if (report.error_count() > 0) {

@@ -109,7 +109,8 @@ struct Server {
             in.drain(in.size());
         });
         c->on_eof([got](Connection &conn) {
-            conn.write(std::to_string(got->first) + " " + std::to_string(got->second.second - got->second.first) + "\n");
+            conn.write(std::to_string(got->first) + " " + std::to_string(got->second.second - got->second.first) +
+                       "\n");
             conn.close();
         });
     }

@@ -12,8 +12,7 @@ namespace {
 
 int print_report(const SweepReport &report, const SweepOptions &options)
 {
-    const std::string text =
-        options.json ? sweep_json(report) : options.csv ? sweep_csv(report) : sweep_table(report);
+    const std::string text = options.json ? sweep_json(report) : options.csv ? sweep_csv(report) : sweep_table(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     if (report.error_count() > 0) {

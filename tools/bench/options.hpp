@@ -32,15 +32,15 @@ enum class TestKind { Latency, Throughput };
 /// The latency / throughput sweep of `client` and `local`.
 struct SweepOptions {
     unsigned connections = 1;
-    std::optional<double> duration_s;     ///< per test and size
-    std::optional<uint64_t> iterations;   ///< per connection, test and size
+    std::optional<double> duration_s;   ///< per test and size
+    std::optional<uint64_t> iterations; ///< per connection, test and size
     std::vector<size_t> sizes;
     std::vector<TestKind> tests;
     bool json = false;
     bool csv = false;
-    unsigned stall_timeout_s = 30;        ///< abort a test that makes no progress this long
-    bool zero_copy = false;               ///< --zero-copy: lent send buffers, borrowed receive buffers
-    bool bidirectional = false;           ///< -b: throughput in both directions at once (the server echoes)
+    unsigned stall_timeout_s = 30; ///< abort a test that makes no progress this long
+    bool zero_copy = false;        ///< --zero-copy: lent send buffers, borrowed receive buffers
+    bool bidirectional = false;    ///< -b: throughput in both directions at once (the server echoes)
 
     double duration_or_default() const { return duration_s.value_or(iterations ? 0.0 : kDefaultDuration); }
     static constexpr double kDefaultDuration = 3.0;

@@ -26,9 +26,15 @@ void Progress::tick()
     const double rate_mb = dt > 0 ? double(bytes - last_bytes_) / double(1 << 20) / dt : 0;
     std::string line = strprintf("[%s] %4.0f s: ", label_.c_str(), double(now - started_ns_) / 1e9);
     switch (unit_) {
-    case Unit::RoundTrips: line += strprintf("%.0f round trips/s", rate_ops); break;
-    case Unit::Bytes: line += strprintf("%.2f MB/s sent, %.0f msgs/s", rate_mb, rate_ops); break;
-    case Unit::Requests: line += strprintf("%.0f requests/s", rate_ops); break;
+    case Unit::RoundTrips:
+        line += strprintf("%.0f round trips/s", rate_ops);
+        break;
+    case Unit::Bytes:
+        line += strprintf("%.2f MB/s sent, %.0f msgs/s", rate_mb, rate_ops);
+        break;
+    case Unit::Requests:
+        line += strprintf("%.0f requests/s", rate_ops);
+        break;
     }
     std::fprintf(stderr, "%s\n", line.c_str());
 

@@ -74,15 +74,19 @@ void RespWorker::send_batch()
 std::string RespWorker::request()
 {
     switch (test_) {
-    case RespTest::Set: return resp_command({"SET", resp_key(next_random() % keyspace_), value_});
-    case RespTest::Get: return resp_command({"GET", resp_key(next_random() % keyspace_)});
-    case RespTest::Incr: return resp_command({"INCR", resp_key(next_random() % keyspace_, "counter")});
-    case RespTest::Lpush: return resp_command({"LPUSH", "mylist", value_});
+    case RespTest::Set:
+        return resp_command({"SET", resp_key(next_random() % keyspace_), value_});
+    case RespTest::Get:
+        return resp_command({"GET", resp_key(next_random() % keyspace_)});
+    case RespTest::Incr:
+        return resp_command({"INCR", resp_key(next_random() % keyspace_, "counter")});
+    case RespTest::Lpush:
+        return resp_command({"LPUSH", "mylist", value_});
     case RespTest::Mget: {
         std::string keys[kMgetKeys];
         for (std::string &k : keys) k = resp_key(next_random() % keyspace_);
-        return resp_command({"MGET", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8],
-                             keys[9]});
+        return resp_command(
+            {"MGET", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8], keys[9]});
     }
     }
     return "";
@@ -91,11 +95,15 @@ std::string RespWorker::request()
 bool RespWorker::expected(const resp::Reply &reply) const
 {
     switch (test_) {
-    case RespTest::Set: return reply.type == resp::Type::Status && reply.text == "OK";
-    case RespTest::Get: return reply.type == resp::Type::Bulk || reply.type == resp::Type::NullBulk;
+    case RespTest::Set:
+        return reply.type == resp::Type::Status && reply.text == "OK";
+    case RespTest::Get:
+        return reply.type == resp::Type::Bulk || reply.type == resp::Type::NullBulk;
     case RespTest::Incr:
-    case RespTest::Lpush: return reply.type == resp::Type::Integer;
-    case RespTest::Mget: return reply.type == resp::Type::Array;
+    case RespTest::Lpush:
+        return reply.type == resp::Type::Integer;
+    case RespTest::Mget:
+        return reply.type == resp::Type::Array;
     }
     return false;
 }

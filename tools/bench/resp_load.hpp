@@ -36,10 +36,10 @@ public:
     void begin() override;
     void on_data(Buffer &in) override;
 
-    Histogram latency_ns;     ///< per request, from its batch's write to its reply
-    uint64_t replies = 0;     ///< well-formed replies of the expected type
+    Histogram latency_ns;       ///< per request, from its batch's write to its reply
+    uint64_t replies = 0;       ///< well-formed replies of the expected type
     uint64_t error_replies = 0; ///< error replies and replies of the wrong type
-    std::string first_error;  ///< the first of those, for the report
+    std::string first_error;    ///< the first of those, for the report
 
 private:
     void send_batch();

@@ -147,13 +147,20 @@ struct Parser {
 const char *to_string(Type type)
 {
     switch (type) {
-    case Type::Status: return "status";
-    case Type::Error: return "error";
-    case Type::Integer: return "integer";
-    case Type::Bulk: return "bulk string";
-    case Type::NullBulk: return "null bulk string";
-    case Type::Array: return "array";
-    case Type::NullArray: return "null array";
+    case Type::Status:
+        return "status";
+    case Type::Error:
+        return "error";
+    case Type::Integer:
+        return "integer";
+    case Type::Bulk:
+        return "bulk string";
+    case Type::NullBulk:
+        return "null bulk string";
+    case Type::Array:
+        return "array";
+    case Type::NullArray:
+        return "null array";
     }
     return "?";
 }

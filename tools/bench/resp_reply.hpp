@@ -18,11 +18,11 @@ const char *to_string(Type type);
 struct Reply {
     enum class Outcome { Complete, Incomplete, Malformed };
     Outcome outcome = Outcome::Incomplete;
-    size_t length = 0;      ///< Complete: bytes the reply takes
-    size_t need = 0;        ///< Incomplete: total bytes needed when known, else 0
+    size_t length = 0; ///< Complete: bytes the reply takes
+    size_t need = 0;   ///< Incomplete: total bytes needed when known, else 0
     Type type = Type::Status;
-    std::string text;       ///< Status / Error line (at most 200 bytes kept)
-    std::string problem;    ///< Malformed: what is wrong, and at which offset
+    std::string text;    ///< Status / Error line (at most 200 bytes kept)
+    std::string problem; ///< Malformed: what is wrong, and at which offset
 };
 
 /// Largest bulk string accepted (Redis' proto-max-bulk-len default).

@@ -32,8 +32,8 @@ std::string resp_table(const RespReport &r)
     out += transport_lines(r.transport, r.transport_reason, r.connections);
     out += strprintf("clients %u, pipeline %u, data size %zu, keyspace %llu\n\n", r.clients, r.pipeline, r.data_size,
                      (unsigned long long)r.keyspace);
-    out += strprintf("%-6s %11s %12s %9s %9s %9s %9s %9s %8s\n", "test", "requests", "requests/s", "mean_ms",
-                     "p50_ms", "p99_ms", "p99.9_ms", "max_ms", "errors");
+    out += strprintf("%-6s %11s %12s %9s %9s %9s %9s %9s %8s\n", "test", "requests", "requests/s", "mean_ms", "p50_ms",
+                     "p99_ms", "p99.9_ms", "max_ms", "errors");
     for (const RespResult &t : r.results) {
         const Histogram &h = t.latency_ns;
         out += strprintf("%-6s %11llu %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f %8llu\n", t.test.c_str(),

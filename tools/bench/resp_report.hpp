@@ -14,9 +14,9 @@
 namespace twinwire::bench {
 
 struct RespResult {
-    std::string test;        ///< "SET", "GET"
-    uint64_t requested = 0;  ///< --requests
-    uint64_t replies = 0;    ///< good replies
+    std::string test;       ///< "SET", "GET"
+    uint64_t requested = 0; ///< --requests
+    uint64_t replies = 0;   ///< good replies
     uint64_t error_replies = 0;
     Histogram latency_ns;
     double seconds = 0;

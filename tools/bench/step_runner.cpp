@@ -21,9 +21,9 @@ public:
         }
         const Step &step = steps_[current_];
         phase_ = std::make_shared<Phase>(rt_, settings_.target, settings_.connections, step.make);
-        progress_ = std::make_unique<Progress>(rt_.loop(0), step.label, step.unit, phase_->live(),
-                                               settings_.stall_timeout_s,
-                                               [this](const std::string &why) { phase_->abort(why); });
+        progress_ =
+            std::make_unique<Progress>(rt_.loop(0), step.label, step.unit, phase_->live(), settings_.stall_timeout_s,
+                                       [this](const std::string &why) { phase_->abort(why); });
         phase_->start([this] {
             progress_.reset();
             steps_[current_].collect(*phase_);

@@ -15,9 +15,9 @@
 namespace twinwire::bench {
 
 struct Step {
-    std::string label;        ///< "latency 64 B", "SET"
-    Progress::Unit unit;      ///< what the progress line counts
-    Phase::MakeWorker make;   ///< one worker per connection
+    std::string label;                          ///< "latency 64 B", "SET"
+    Progress::Unit unit;                        ///< what the progress line counts
+    Phase::MakeWorker make;                     ///< one worker per connection
     std::function<void(const Phase &)> collect; ///< on loop 0, after the last worker finished
 };
 

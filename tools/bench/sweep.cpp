@@ -16,7 +16,8 @@ std::vector<std::string> errors_of(const Phase &phase)
     std::vector<std::string> errors;
     const auto &workers = phase.workers();
     for (size_t i = 0; i < workers.size(); ++i)
-        if (!workers[i]->error.empty()) errors.push_back("connection " + std::to_string(i + 1) + ": " + workers[i]->error);
+        if (!workers[i]->error.empty())
+            errors.push_back("connection " + std::to_string(i + 1) + ": " + workers[i]->error);
     return errors;
 }
 

@@ -95,9 +95,9 @@ std::string sweep_table(const SweepReport &r)
             double rate = l.seconds > 0 ? double(h.count()) / l.seconds : 0;
             out += strprintf("%-9s %5u %11llu %9.0f  %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f  %8.2f %8.2f %8.2f %8.2f\n",
                              format_size(l.size).c_str(), l.connections, (unsigned long long)h.count(), rate,
-                             h.mean() / 1000.0, us(h.percentile(0.5)), us(h.percentile(0.99)),
-                             us(h.percentile(0.999)), us(h.min()), us(h.max()), h.mean() / 2000.0,
-                             us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2, us(h.percentile(0.999)) / 2);
+                             h.mean() / 1000.0, us(h.percentile(0.5)), us(h.percentile(0.99)), us(h.percentile(0.999)),
+                             us(h.min()), us(h.max()), h.mean() / 2000.0, us(h.percentile(0.5)) / 2,
+                             us(h.percentile(0.99)) / 2, us(h.percentile(0.999)) / 2);
         }
         for (const LatencyResult &l : r.latency) list_errors(out, "latency " + format_size(l.size), l.errors);
     }
@@ -109,11 +109,9 @@ std::string sweep_table(const SweepReport &r)
         out += strprintf("%-9s %5s %12s %10s %12s %14s %9s\n", "size", "conns", "MB/s", "Gb/s", "msgs/s", "bytes",
                          "seconds");
         for (const ThroughputResult &t : r.throughput)
-            out += strprintf("%-9s %5u %12.2f %10.3f %12.0f %14llu %9.3f\n", format_size(t.size).c_str(),
-                             t.connections, t.mb_per_s(), t.gbit_per_s(), t.messages_per_s(),
-                             (unsigned long long)t.bytes, t.seconds);
-        for (const ThroughputResult &t : r.throughput)
-            list_errors(out, "throughput " + format_size(t.size), t.errors);
+            out += strprintf("%-9s %5u %12.2f %10.3f %12.0f %14llu %9.3f\n", format_size(t.size).c_str(), t.connections,
+                             t.mb_per_s(), t.gbit_per_s(), t.messages_per_s(), (unsigned long long)t.bytes, t.seconds);
+        for (const ThroughputResult &t : r.throughput) list_errors(out, "throughput " + format_size(t.size), t.errors);
     }
     list_paths(out, r);
     if (r.interrupted) out += "\ninterrupted (SIGINT): the remaining tests did not run\n";
@@ -174,10 +172,7 @@ namespace twinwire::bench {
 
 namespace {
 // The fallback texts hold commas: quote them (RFC 4180).
-std::string csv_field(const std::string &s)
-{
-    return s.find(',') == std::string::npos ? s : "\"" + s + "\"";
-}
+std::string csv_field(const std::string &s) { return s.find(',') == std::string::npos ? s : "\"" + s + "\""; }
 } // namespace
 
 std::string sweep_csv(const SweepReport &r)
@@ -189,10 +184,10 @@ std::string sweep_csv(const SweepReport &r)
         const Histogram &h = l.round_trip_ns;
         out += strprintf("latency,%zu,%u,%llu,%.6f,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,,,,%zu,%s\n",
                          l.size, l.connections, (unsigned long long)h.count(), l.seconds,
-                         l.seconds > 0 ? double(h.count()) / l.seconds : 0.0, h.mean() / 1000.0,
-                         us(h.percentile(0.5)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.min()),
-                         us(h.max()), h.mean() / 2000.0, us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2,
-                         us(h.percentile(0.999)) / 2, l.errors.size(), csv_field(l.io_path).c_str());
+                         l.seconds > 0 ? double(h.count()) / l.seconds : 0.0, h.mean() / 1000.0, us(h.percentile(0.5)),
+                         us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.min()), us(h.max()), h.mean() / 2000.0,
+                         us(h.percentile(0.5)) / 2, us(h.percentile(0.99)) / 2, us(h.percentile(0.999)) / 2,
+                         l.errors.size(), csv_field(l.io_path).c_str());
     }
     for (const ThroughputResult &t : r.throughput)
         out += strprintf("throughput,%zu,%u,%llu,%.6f,%.1f,,,,,,,,,,,%.3f,%.4f,%llu,%zu,%s\n", t.size, t.connections,

@@ -22,7 +22,7 @@ struct LatencyResult {
     size_t size = 0;
     unsigned connections = 0;
     Histogram round_trip_ns;
-    double seconds = 0; ///< measurement window, first send to last echo
+    double seconds = 0;    ///< measurement window, first send to last echo
     tw_conn_stats stats{}; ///< client-side transport counters, all connections
     RingsSummary rings;    ///< client-side RDMA rings at the end
     std::string io_path;   ///< io_path(): "copy", "zero-copy" or the fallback
@@ -32,7 +32,7 @@ struct LatencyResult {
 struct ThroughputResult {
     size_t size = 0;
     unsigned connections = 0;
-    uint64_t bytes = 0;    ///< acknowledged by the sink; both directions: sent plus echoed back
+    uint64_t bytes = 0;         ///< acknowledged by the sink; both directions: sent plus echoed back
     bool bidirectional = false; ///< -b: both directions at once, summed
     uint64_t messages = 0;
     double seconds = 0;    ///< first write to last acknowledgement

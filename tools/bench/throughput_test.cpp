@@ -9,8 +9,8 @@
 namespace twinwire::bench {
 namespace {
 
-constexpr uint64_t kRoundBytes = 256u << 10;  // one round header per this much payload
-constexpr uint64_t kBytesPerTurn = 4u << 20;  // then let the loop serve others
+constexpr uint64_t kRoundBytes = 256u << 10; // one round header per this much payload
+constexpr uint64_t kBytesPerTurn = 4u << 20; // then let the loop serve others
 constexpr size_t kHighWater = size_t(1) << 20;
 
 } // namespace
@@ -158,8 +158,7 @@ void ThroughputWorker::on_data(Buffer &in)
     acknowledged = wire::decode_count(ack);
     if (acknowledged != bytes)
         finish("the sink acknowledged " + std::to_string(acknowledged) + " of " + std::to_string(bytes) + " bytes");
-    else
-        finish("");
+    else finish("");
 }
 
 } // namespace twinwire::bench

@@ -24,8 +24,8 @@ public:
     void begin() override;
     void on_data(Buffer &in) override;
 
-    uint64_t messages = 0;  ///< messages written
-    uint64_t bytes = 0;     ///< payload bytes written
+    uint64_t messages = 0;     ///< messages written
+    uint64_t bytes = 0;        ///< payload bytes written
     uint64_t acknowledged = 0; ///< payload bytes the server says it received (both directions: echoed back)
     const bool bidirectional;
 
@@ -45,11 +45,11 @@ private:
     uint64_t iterations_;
     uint64_t duration_ns_;
     uint64_t deadline_ns_ = 0;
-    uint64_t round_messages_;  ///< messages per round
-    uint64_t round_left_ = 0;  ///< messages still to write in this round
-    uint64_t unreported_ = 0;  ///< messages not yet added to the live counters
-    size_t high_water_;        ///< stop writing while this much is queued
-    bool ended_ = false;       ///< end marker written, waiting for the ack
+    uint64_t round_messages_; ///< messages per round
+    uint64_t round_left_ = 0; ///< messages still to write in this round
+    uint64_t unreported_ = 0; ///< messages not yet added to the live counters
+    size_t high_water_;       ///< stop writing while this much is queued
+    bool ended_ = false;      ///< end marker written, waiting for the ack
     std::string payload_;
     std::unique_ptr<Timer> again_; ///< resumes pump() on the next loop turn
 };

@@ -37,8 +37,7 @@ std::string decode_hello(const unsigned char in[kHelloSize], Hello *out)
 {
     if (std::memcmp(in, kMagic, sizeof kMagic) != 0) return "not a twinwire-bench client (bad magic)";
     if (in[4] != kVersion) return "bench protocol version " + std::to_string(in[4]) + ", expected 1";
-    if (in[5] != uint8_t(Test::Echo) && in[5] != uint8_t(Test::Sink))
-        return "unknown test " + std::to_string(in[5]);
+    if (in[5] != uint8_t(Test::Echo) && in[5] != uint8_t(Test::Sink)) return "unknown test " + std::to_string(in[5]);
     if (in[6] & ~kFlagZeroCopy) return "unknown flags " + std::to_string(in[6]);
     out->test = static_cast<Test>(in[5]);
     out->zero_copy = (in[6] & kFlagZeroCopy) != 0;

@@ -34,5 +34,6 @@ std::string memlock_report()
     if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0) return "RLIMIT_MEMLOCK: unknown (getrlimit failed)";
     bool cap = has_ipc_lock();
     return "RLIMIT_MEMLOCK: soft " + limit_text(rl.rlim_cur) + ", hard " + limit_text(rl.rlim_max) +
-           "; CAP_IPC_LOCK: " + (cap ? "yes (the limit does not apply)" : "no (the limit applies to registered memory)");
+           "; CAP_IPC_LOCK: " +
+           (cap ? "yes (the limit does not apply)" : "no (the limit applies to registered memory)");
 }

@@ -49,9 +49,12 @@ CLI::App &define_options(CLI::App &app, Options &o)
 std::vector<std::string> caps_names(uint64_t caps)
 {
     static const std::pair<uint64_t, const char *> known[] = {
-        {TW_CAP_ZERO_COPY_SEND, "zero-copy-send"}, {TW_CAP_ZERO_COPY_RECV, "zero-copy-recv"},
-        {TW_CAP_IPV6, "ipv6"},                     {TW_CAP_HALF_CLOSE, "half-close"},
-        {TW_CAP_PENDING_DATA, "pending-data"},     {TW_CAP_KERNEL_BYPASS, "kernel-bypass"},
+        {TW_CAP_ZERO_COPY_SEND, "zero-copy-send"},
+        {TW_CAP_ZERO_COPY_RECV, "zero-copy-recv"},
+        {TW_CAP_IPV6, "ipv6"},
+        {TW_CAP_HALF_CLOSE, "half-close"},
+        {TW_CAP_PENDING_DATA, "pending-data"},
+        {TW_CAP_KERNEL_BYPASS, "kernel-bypass"},
         {TW_CAP_BUSY_POLL, "busy-poll"},
         {TW_CAP_RMA, "rma"},
     };
@@ -148,8 +151,8 @@ void print_plugin_search(const PluginSearch &s)
     std::printf("files tried:\n");
     for (const auto &a : s.report.attempts) std::printf("  %s: %s\n", a.path.c_str(), a.result.c_str());
     if (!s.loaded) return;
-    std::printf("plugin: %s, ABI %u.%u, version %s\n", s.report.path.c_str(), s.report.abi_major,
-                s.report.abi_minor, s.report.plugin_version.c_str());
+    std::printf("plugin: %s, ABI %u.%u, version %s\n", s.report.path.c_str(), s.report.abi_major, s.report.abi_minor,
+                s.report.plugin_version.c_str());
     if (!s.probe.empty()) {
         std::printf("devices (from the plugin's probe):\n");
         for (const auto &line : s.probe) std::printf("  %s\n", line.c_str());
@@ -157,8 +160,7 @@ void print_plugin_search(const PluginSearch &s)
 }
 
 void print_text(const Config &config, const std::vector<std::string> &places,
-                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches,
-                const Verdict &v)
+                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches, const Verdict &v)
 {
     const ConfigValue *mode = config.find("transport");
     std::printf("twinwire ABI %d.%d\n", TW_ABI_MAJOR, TW_ABI_MINOR);
@@ -169,11 +171,9 @@ void print_text(const Config &config, const std::vector<std::string> &places,
     for (const auto &f : files) {
         if (f.loaded)
             std::printf("  %s: ABI %u.%u, version %s, caps %s: loads\n    %s\n    %s\n", f.name.c_str(), f.abi_major,
-                        f.abi_minor, f.plugin_version.c_str(),
-                        f.caps ? join(caps_names(f.caps), ",").c_str() : "none", f.path.c_str(),
-                        f.description.c_str());
-        else
-            std::printf("  %s: does not load: %s\n    %s\n", f.name.c_str(), f.why_not.c_str(), f.path.c_str());
+                        f.abi_minor, f.plugin_version.c_str(), f.caps ? join(caps_names(f.caps), ",").c_str() : "none",
+                        f.path.c_str(), f.description.c_str());
+        else std::printf("  %s: does not load: %s\n    %s\n", f.name.c_str(), f.why_not.c_str(), f.path.c_str());
     }
     std::printf("\n");
 
@@ -192,8 +192,7 @@ void print_text(const Config &config, const std::vector<std::string> &places,
 }
 
 void print_json(const Config &config, const std::vector<std::string> &places,
-                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches,
-                const Verdict &v)
+                const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches, const Verdict &v)
 {
     const ConfigValue *mode = config.find("transport");
     std::printf("{\n  \"version\": %s,\n  \"abi\": \"%d.%d\",\n", json_string(TW_INFO_VERSION).c_str(), TW_ABI_MAJOR,
@@ -209,8 +208,7 @@ void print_json(const Config &config, const std::vector<std::string> &places,
             std::printf(", \"abi\": \"%u.%u\", \"version\": %s, \"caps\": %s, \"description\": %s}", f.abi_major,
                         f.abi_minor, json_string(f.plugin_version).c_str(), json_list(caps_names(f.caps)).c_str(),
                         json_string(f.description).c_str());
-        else
-            std::printf(", \"why_not\": %s}", json_string(f.why_not).c_str());
+        else std::printf(", \"why_not\": %s}", json_string(f.why_not).c_str());
     }
     std::printf("%s],\n", files.empty() ? "" : "\n  ");
     std::printf("  \"searches\": [");

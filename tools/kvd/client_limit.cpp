@@ -29,8 +29,8 @@ ClientLimit fit_clients_to_fd_limit(size_t wanted, size_t reserved)
     const size_t fit = lim.rlim_cur > reserved ? static_cast<size_t>(lim.rlim_cur) - reserved : 0;
     return {fit, "kvd.maxclients lowered from " + std::to_string(wanted) + " to " + std::to_string(fit) +
                      ": the open file limit is " + std::to_string(lim.rlim_cur) + " (hard limit " +
-                     (lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max)) +
-                     ")" + raise_error + " and " + std::to_string(reserved) +
+                     (lim.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(lim.rlim_max)) + ")" +
+                     raise_error + " and " + std::to_string(reserved) +
                      " descriptors stay reserved for the daemon; raise it with ulimit -n or LimitNOFILE="};
 }
 

@@ -20,7 +20,7 @@ struct Option {
     const char *key;  ///< the configuration key it sets
     const char *type; ///< the value's name in --help
     const char *help;
-    bool path;        ///< a relative path is made absolute (the daemon changes to /)
+    bool path; ///< a relative path is made absolute (the daemon changes to /)
 };
 
 const Option kOptions[] = {
@@ -142,14 +142,13 @@ std::string usage_text(const twinwire::Config &config)
                      config.get("listen_port") + " (not Redis' 6379), transport " + config.get("transport") + ".\n",
                  "twinwire-kvd");
     define_options(app, unused);
-    std::string text =
-        "Precedence: defaults < config file < TWINWIRE_<KEY> environment variables\n"
-        "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line (--set and the options\n"
-        "above in order: the last one wins).\n"
-        "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file.\n"
-        "SIGALRM, SIGPIPE: ignored.  SIGUSR1, SIGUSR2: end the process (as redis-server).\n"
-        "\n"
-        "Configuration keys (default):\n";
+    std::string text = "Precedence: defaults < config file < TWINWIRE_<KEY> environment variables\n"
+                       "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line (--set and the options\n"
+                       "above in order: the last one wins).\n"
+                       "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file.\n"
+                       "SIGALRM, SIGPIPE: ignored.  SIGUSR1, SIGUSR2: end the process (as redis-server).\n"
+                       "\n"
+                       "Configuration keys (default):\n";
     for (const twinwire::ConfigKey &k : config.schema()) {
         std::string line = "  " + k.name + " (" + (k.default_value.empty() ? "unset" : k.default_value) + ")";
         if (line.size() < 38) line.resize(38, ' ');
@@ -157,14 +156,14 @@ std::string usage_text(const twinwire::Config &config)
         text += line + k.help + "\n";
     }
     text += "\nTransport keys (checked by the transport, in every mode; tcp is built in, NAME is the plugin\n"
-            "twinwire-NAME-abi" + std::to_string(TW_ABI_MAJOR) + ".so on the plugin path; see its documentation):\n";
+            "twinwire-NAME-abi" +
+            std::to_string(TW_ABI_MAJOR) + ".so on the plugin path; see its documentation):\n";
     for (const char *name : {"tcp", "rdma"}) {
         std::vector<std::string> keys = twinwire::transport_keys(name, config);
         std::string line;
         for (const auto &k : keys) line += (line.empty() ? "" : ", ") + k;
         text += "  " + std::string(name) + ".*: " +
-                (line.empty() ? std::string("(the plugin is not found here, or does not list its keys)") : line) +
-                "\n";
+                (line.empty() ? std::string("(the plugin is not found here, or does not list its keys)") : line) + "\n";
     }
     text += "  NAME.*: the keys of a plugin NAME named in transport";
     app.footer(text);

@@ -25,8 +25,7 @@ void pop(CommandContext &ctx, bool at_head)
     if (ctx.args.size() > 3) return ctx.reply.error(errors::wrong_arity(name));
     const bool with_count = ctx.args.size() == 3;
     long long count = 1;
-    if (with_count && (!parse_integer(ctx.args[2], count) || count < 0))
-        return ctx.reply.error(errors::kNotPositive);
+    if (with_count && (!parse_integer(ctx.args[2], count) || count < 0)) return ctx.reply.error(errors::kNotPositive);
     Reply &reply = ctx.reply;
     Found found = ctx.keyspace.change_as<List>(ctx.args[1], false, [&](List &list) {
         const size_t n = std::min(list.size(), static_cast<size_t>(count));

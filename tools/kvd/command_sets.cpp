@@ -42,8 +42,7 @@ void spop(CommandContext &ctx)
     if (ctx.args.size() > 3) return ctx.reply.error(errors::wrong_arity("spop"));
     const bool with_count = ctx.args.size() == 3;
     long long count = 1;
-    if (with_count && (!parse_integer(ctx.args[2], count) || count < 0))
-        return ctx.reply.error(errors::kNotPositive);
+    if (with_count && (!parse_integer(ctx.args[2], count) || count < 0)) return ctx.reply.error(errors::kNotPositive);
     Reply &reply = ctx.reply;
     Found found = ctx.keyspace.change_as<Set>(ctx.args[1], false, [&](Set &set, std::minstd_rand &random) {
         if (with_count && static_cast<unsigned long long>(count) >= set.size()) {
@@ -77,7 +76,8 @@ void sismember(CommandContext &ctx)
 {
     bool member = false;
     const std::string wanted(ctx.args[2]);
-    Found found = ctx.keyspace.read_as<Set>(ctx.args[1], [&](const Set &set) { member = set.members.count(wanted) > 0; });
+    Found found =
+        ctx.keyspace.read_as<Set>(ctx.args[1], [&](const Set &set) { member = set.members.count(wanted) > 0; });
     if (not_wrong_type(ctx, found)) ctx.reply.integer(member ? 1 : 0);
 }
 

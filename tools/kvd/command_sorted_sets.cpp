@@ -59,8 +59,8 @@ void zadd(CommandContext &ctx)
         entries.emplace_back(score, ctx.args[i + 1]);
     }
     size_t added = 0;
-    Found found = ctx.keyspace.change_as<SortedSet>(ctx.args[1], true,
-                                                    [&](SortedSet &zset) { added = zset.add(entries); });
+    Found found =
+        ctx.keyspace.change_as<SortedSet>(ctx.args[1], true, [&](SortedSet &zset) { added = zset.add(entries); });
     if (not_wrong_type(ctx, found)) ctx.reply.integer(static_cast<long long>(added));
 }
 
@@ -127,8 +127,8 @@ void zrem(CommandContext &ctx)
 {
     const auto members = args_from(ctx, 2);
     size_t removed = 0;
-    Found found = ctx.keyspace.change_as<SortedSet>(ctx.args[1], false,
-                                                    [&](SortedSet &zset) { removed = zset.remove(members); });
+    Found found =
+        ctx.keyspace.change_as<SortedSet>(ctx.args[1], false, [&](SortedSet &zset) { removed = zset.remove(members); });
     if (not_wrong_type(ctx, found)) ctx.reply.integer(static_cast<long long>(removed));
 }
 

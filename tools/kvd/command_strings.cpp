@@ -30,10 +30,18 @@ void reply_incr(CommandContext &ctx, long long delta)
 {
     long long result = 0;
     switch (ctx.keyspace.incr_by(ctx.args[1], delta, result)) {
-    case IncrStatus::Ok: ctx.reply.integer(result); break;
-    case IncrStatus::NotInteger: ctx.reply.error(errors::kNotInteger); break;
-    case IncrStatus::Overflow: ctx.reply.error("ERR increment or decrement would overflow"); break;
-    case IncrStatus::WrongType: ctx.reply.error(errors::kWrongType); break;
+    case IncrStatus::Ok:
+        ctx.reply.integer(result);
+        break;
+    case IncrStatus::NotInteger:
+        ctx.reply.error(errors::kNotInteger);
+        break;
+    case IncrStatus::Overflow:
+        ctx.reply.error("ERR increment or decrement would overflow");
+        break;
+    case IncrStatus::WrongType:
+        ctx.reply.error(errors::kWrongType);
+        break;
     }
 }
 

@@ -47,8 +47,8 @@ struct ArgDoc {
 };
 
 struct CommandSpec {
-    const char *name;   ///< lower case
-    int arity;          ///< Redis convention: n = exactly n words, -n = at least n
+    const char *name; ///< lower case
+    int arity;        ///< Redis convention: n = exactly n words, -n = at least n
     std::vector<const char *> flags;
     int first_key, last_key, key_step;
     std::vector<const char *> categories; ///< ACL categories, "@string"

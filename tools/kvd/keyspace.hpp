@@ -47,8 +47,8 @@ public:
 struct SetOptions {
     enum class Condition { Always, IfAbsent, IfPresent };
     Condition condition = Condition::Always;
-    int64_t ttl_ms = 0;     ///< > 0: expire after this; 0: no expiry
-    bool keep_ttl = false;  ///< keep the key's current expiry (KEEPTTL)
+    int64_t ttl_ms = 0;    ///< > 0: expire after this; 0: no expiry
+    bool keep_ttl = false; ///< keep the key's current expiry (KEEPTTL)
 };
 
 enum class IncrStatus { Ok, NotInteger, Overflow, WrongType };

@@ -68,21 +68,21 @@ int serve(twinwire::Config config, kvd::Settings settings, const std::string &co
             return;
         }
         bool ok = twinwire::log::reopen();
-        TW_LOG(ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
-               ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:",
-               log_file.c_str());
+        TW_LOG(
+            ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
+            ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:", log_file.c_str());
     });
     const std::string reach = reach_note(server.listening_transports());
-    TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d%s",
-            KVD_VERSION, runtime.config().listen_address().c_str(), server.port(),
-            server.listening_transports().c_str(), runtime.transport_name().c_str(),
-            runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()), reach.c_str());
+    TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d%s", KVD_VERSION,
+            runtime.config().listen_address().c_str(), server.port(), server.listening_transports().c_str(),
+            runtime.transport_name().c_str(), runtime.transport_reason().c_str(), runtime.loop_count(),
+            static_cast<int>(getpid()), reach.c_str());
     if (daemon) daemon->ready();
     // Type=notify: systemd counts the service as started only now, and shows
     // the STATUS line in `systemctl status`.
-    const std::string status = "serving on " + runtime.config().listen_address() + ":" +
-                               std::to_string(server.port()) + " over " + server.listening_transports() +
-                               " (transport " + runtime.transport_name() + ")" + reach;
+    const std::string status = "serving on " + runtime.config().listen_address() + ":" + std::to_string(server.port()) +
+                               " over " + server.listening_transports() + " (transport " + runtime.transport_name() +
+                               ")" + reach;
     tell_service_manager("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(getpid()));
     runtime.run();
     tell_service_manager("STOPPING=1\nSTATUS=stopped");

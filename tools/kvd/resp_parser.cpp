@@ -48,12 +48,18 @@ int hex_value(char c)
 char unescape(char c)
 {
     switch (c) {
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'b': return '\b';
-    case 'a': return '\a';
-    default: return c;
+    case 'n':
+        return '\n';
+    case 'r':
+        return '\r';
+    case 't':
+        return '\t';
+    case 'b':
+        return '\b';
+    case 'a':
+        return '\a';
+    default:
+        return c;
     }
 }
 
@@ -144,8 +150,7 @@ ParseResult RequestParser::complete(std::string_view data, size_t consumed, Requ
     return {ParseStatus::Complete, consumed, 0, {}};
 }
 
-RequestParser::Line RequestParser::header_line(std::string_view data, size_t from, std::string_view &text,
-                                               size_t &next)
+RequestParser::Line RequestParser::header_line(std::string_view data, size_t from, std::string_view &text, size_t &next)
 {
     const size_t limit = std::min(data.size(), from + kMaxHeaderLine);
     // A line end found before is found again at once; other bytes are
@@ -176,10 +181,14 @@ ParseResult RequestParser::parse_multibulk(std::string_view data, Request &out)
         case Stage::Count: {
             size_t next = 0;
             switch (header_line(data, 1, text, next)) {
-            case Line::Missing: return incomplete(data.size() + 1);
-            case Line::TooLong: return fail("too big mbulk count string");
-            case Line::BadEnd: return fail("invalid multibulk length");
-            case Line::Found: break;
+            case Line::Missing:
+                return incomplete(data.size() + 1);
+            case Line::TooLong:
+                return fail("too big mbulk count string");
+            case Line::BadEnd:
+                return fail("invalid multibulk length");
+            case Line::Found:
+                break;
             }
             long long count = 0;
             if (!parse_count(text, count)) return fail("invalid multibulk length");
@@ -210,10 +219,14 @@ ParseResult RequestParser::parse_multibulk(std::string_view data, Request &out)
             const size_t remaining = count_ - spans_.size();
             size_t body = 0;
             switch (header_line(data, pos_ + 1, text, body)) {
-            case Line::Missing: return incomplete(data.size() + 1);
-            case Line::TooLong: return fail("too big bulk count string");
-            case Line::BadEnd: return fail("invalid bulk length");
-            case Line::Found: break;
+            case Line::Missing:
+                return incomplete(data.size() + 1);
+            case Line::TooLong:
+                return fail("too big bulk count string");
+            case Line::BadEnd:
+                return fail("invalid bulk length");
+            case Line::Found:
+                break;
             }
             long long len = 0;
             if (!parse_count(text, len) || len < 0) return fail("invalid bulk length");
@@ -235,7 +248,8 @@ ParseResult RequestParser::parse_multibulk(std::string_view data, Request &out)
             break;
         }
         case Stage::Start:
-        case Stage::Inline: return fail("internal: multibulk parse in the wrong stage");
+        case Stage::Inline:
+            return fail("internal: multibulk parse in the wrong stage");
         }
     }
 }

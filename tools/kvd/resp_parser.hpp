@@ -78,10 +78,10 @@ private:
 
     RequestLimits limits_;
     Stage stage_ = Stage::Start;
-    size_t pos_ = 0;      ///< start of the element being parsed
-    size_t scanned_ = 0;  ///< bytes before this hold no line end (of the current line)
-    size_t count_ = 0;    ///< arguments the multibulk header announced
-    size_t bulk_len_ = 0; ///< BulkBody: length of the bulk starting at pos_
+    size_t pos_ = 0;                               ///< start of the element being parsed
+    size_t scanned_ = 0;                           ///< bytes before this hold no line end (of the current line)
+    size_t count_ = 0;                             ///< arguments the multibulk header announced
+    size_t bulk_len_ = 0;                          ///< BulkBody: length of the bulk starting at pos_
     std::vector<std::pair<size_t, size_t>> spans_; ///< offset and length of each argument parsed
     uint64_t examined_ = 0;
 };

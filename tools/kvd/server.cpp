@@ -44,9 +44,8 @@ void refuse(const twinwire::ConnectionPtr &conn, std::string_view reply)
     timer->start(kRefusalLinger);
     // The timer may be what closes the connection: free it from the loop,
     // never from inside its own callback.
-    conn->on_close([timer](twinwire::Connection &c, const twinwire::CloseInfo &) {
-        c.loop().post([timer] { timer->stop(); });
-    });
+    conn->on_close(
+        [timer](twinwire::Connection &c, const twinwire::CloseInfo &) { c.loop().post([timer] { timer->stop(); }); });
 }
 
 } // namespace
@@ -60,7 +59,7 @@ struct Server::Client {
     }
     Session session;
     std::string out;
-    std::string peer; ///< for log lines, kept after the connection is gone
+    std::string peer;                       ///< for log lines, kept after the connection is gone
     std::atomic<size_t> *transport_clients; ///< this client's count in clients_by_transport_
     bool paused = false;
     /// Sends `out` after the current pass; owned here, so it dies with the

@@ -22,8 +22,8 @@ namespace {
 // what Redis 7.0 speaks for the commands we have.
 constexpr const char *kCompatibleRedisVersion = "7.0.0";
 
-const char *const kDefaultSections[] = {"server", "clients", "memory", "stats", "replication", "cpu",
-                                        "transport", "keyspace"};
+const char *const kDefaultSections[] = {"server",      "clients", "memory",    "stats",
+                                        "replication", "cpu",     "transport", "keyspace"};
 
 // Clients read a value holding ',' and '=' as a "k=v,k=v" list (redis-py's
 // parse_info raises ValueError on free text such as transport_reason), and a
@@ -151,8 +151,8 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         field(out, "transport", runtime_.transport_name());
         field(out, "transport_reason", runtime_.transport_reason());
         field(out, "transport_mode", config.get("transport"));
-        field(out, "listening", config.listen_address() + ":" + std::to_string(port()) + " over " +
-                                    listening_transports());
+        field(out, "listening",
+              config.listen_address() + ":" + std::to_string(port()) + " over " + listening_transports());
         for (const auto &t : clients_by_transport_)
             field(out, ("connected_clients_" + t.first).c_str(), static_cast<uint64_t>(t.second->load()));
         if (caller.connection) connection_fields(out, *caller.connection);

@@ -90,7 +90,7 @@ void Session::run_request(Reply &reply)
     std::string &out = reply.buffer();
     reply_start_ = out.size();
     reply.limit_to(reply_start_ > Reply::kUnlimited - limits_.max_reply ? Reply::kUnlimited
-                                                                         : reply_start_ + limits_.max_reply);
+                                                                        : reply_start_ + limits_.max_reply);
     CommandContext ctx{request_.args, reply, keyspace_, *this, host_};
     // A reply sent from lent buffers cannot be taken back: only outside a
     // transaction, whose EXEC gathers replies it may still replace.

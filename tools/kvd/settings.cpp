@@ -19,8 +19,7 @@ void define_keys(twinwire::Config &config)
                    "parse requests where they arrived (borrowed receive buffers) and send large GET replies "
                    "from lent send buffers; no: the copying path (input and reply buffers), to compare",
                    check::boolean()});
-    config.define({"kvd.daemonize", "no", "detach from the terminal and run in the background",
-                   check::boolean()});
+    config.define({"kvd.daemonize", "no", "detach from the terminal and run in the background", check::boolean()});
 }
 
 Settings Settings::from(const twinwire::Config &config)
@@ -39,8 +38,7 @@ Settings Settings::from(const twinwire::Config &config)
     if (s.limits.max_request >= config.write_buffer_limit()) {
         const twinwire::ConfigValue *v = config.find("kvd.max_request_size");
         throw twinwire::ConfigError((v ? v->origin : std::string("default")) + ": kvd.max_request_size (" +
-                                    config.get("kvd.max_request_size") +
-                                    ") must be smaller than write_buffer_limit (" +
+                                    config.get("kvd.max_request_size") + ") must be smaller than write_buffer_limit (" +
                                     config.get("write_buffer_limit") + ")");
     }
     return s;

@@ -17,7 +17,7 @@ void define_keys(twinwire::Config &config);
 struct Settings {
     size_t maxclients = 0;
     RequestLimits limits;
-    std::string pidfile;  ///< "" = none
+    std::string pidfile; ///< "" = none
     bool daemonize = false;
     bool zero_copy = true; ///< kvd.zero_copy: borrowed receive buffers, lent send buffers
 

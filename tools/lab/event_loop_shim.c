@@ -75,8 +75,8 @@ static int use_libevent(void)
 __attribute__((destructor)) static void report(void)
 {
     if (g_waits)
-        fprintf(stderr, "event_loop_shim: %lu waits (%s) in %lu calls\n", g_waits, use_libevent() ? "libevent" : "epoll",
-                g_calls);
+        fprintf(stderr, "event_loop_shim: %lu waits (%s) in %lu calls\n", g_waits,
+                use_libevent() ? "libevent" : "epoll", g_calls);
 }
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)

@@ -51,35 +51,35 @@ void start_client(twinwire::Runtime &runtime, const twinwire::Listener &listener
     // In the SoftRoCE guest, binding the client's address makes RDMA cross
     // the guest's wire between its two devices.
     if (const char *source = std::getenv("SOFTROCE_CLIENT_IP")) to.source_address = source;
-    runtime.connect(to, [&runtime, &results, client](const twinwire::ConnectionPtr &conn,
-                                                     const twinwire::ConnectError &error) {
-        if (!conn) return results.finish(runtime, client, "connect failed: " + error.message);
-        {
-            std::lock_guard<std::mutex> lock(results.mutex);
-            results.transport = conn->transport_name();
-        }
-        auto sent = std::make_shared<std::string>(payload_for(client));
-        auto received = std::make_shared<size_t>(0);
-        auto failure = std::make_shared<std::string>();
-        conn->on_data([sent, received, failure](twinwire::Connection &c, twinwire::Buffer &in) {
-            std::string got = in.take(in.size());
-            if (failure->empty() && sent->compare(*received, got.size(), got) != 0)
-                *failure = "bytes " + std::to_string(*received) + ".." + std::to_string(*received + got.size()) +
-                           " differ from what was sent";
-            *received += got.size();
-            if (!failure->empty()) c.close();
+    runtime.connect(
+        to, [&runtime, &results, client](const twinwire::ConnectionPtr &conn, const twinwire::ConnectError &error) {
+            if (!conn) return results.finish(runtime, client, "connect failed: " + error.message);
+            {
+                std::lock_guard<std::mutex> lock(results.mutex);
+                results.transport = conn->transport_name();
+            }
+            auto sent = std::make_shared<std::string>(payload_for(client));
+            auto received = std::make_shared<size_t>(0);
+            auto failure = std::make_shared<std::string>();
+            conn->on_data([sent, received, failure](twinwire::Connection &c, twinwire::Buffer &in) {
+                std::string got = in.take(in.size());
+                if (failure->empty() && sent->compare(*received, got.size(), got) != 0)
+                    *failure = "bytes " + std::to_string(*received) + ".." + std::to_string(*received + got.size()) +
+                               " differ from what was sent";
+                *received += got.size();
+                if (!failure->empty()) c.close();
+            });
+            conn->on_close([&runtime, &results, client, sent, received, failure](twinwire::Connection &,
+                                                                                 const twinwire::CloseInfo &info) {
+                std::string why = *failure;
+                if (why.empty() && *received != sent->size())
+                    why = "got " + std::to_string(*received) + " of " + std::to_string(sent->size()) +
+                          " bytes back before the connection ended (" + info.reason + ")";
+                results.finish(runtime, client, why);
+            });
+            if (!conn->write(*sent)) return conn->close();
+            conn->shutdown_write();
         });
-        conn->on_close([&runtime, &results, client, sent, received, failure](twinwire::Connection &,
-                                                                             const twinwire::CloseInfo &info) {
-            std::string why = *failure;
-            if (why.empty() && *received != sent->size())
-                why = "got " + std::to_string(*received) + " of " + std::to_string(sent->size()) +
-                      " bytes back before the connection ended (" + info.reason + ")";
-            results.finish(runtime, client, why);
-        });
-        if (!conn->write(*sent)) return conn->close();
-        conn->shutdown_write();
-    });
 }
 
 } // namespace

@@ -106,28 +106,29 @@ public:
     bool get_bool(const std::string &key) const;
 
     // The framework's own settings, typed.
-    std::string transport() const;         ///< transport = auto | tcp | NAME | NAME,NAME,...
+    std::string transport() const;                   ///< transport = auto | tcp | NAME | NAME,NAME,...
     std::vector<std::string> transport_list() const; ///< the names of `transport`, in order
-    std::string plugin_path() const;       ///< plugin_path = /abs/dir[:/abs/dir...] or /abs/file.so ("" = installed directory)
+    std::string
+    plugin_path() const; ///< plugin_path = /abs/dir[:/abs/dir...] or /abs/file.so ("" = installed directory)
     std::string listen_address() const;   ///< listen_address = 127.0.0.1
-    uint16_t listen_port() const;          ///< listen_port = 7379
-    unsigned threads() const;              ///< threads = 1
-    int listen_backlog() const;            ///< listen_backlog = 511
-    uint32_t connect_timeout_ms() const;   ///< connect_timeout_ms = 3000
-    uint32_t shutdown_timeout_ms() const;  ///< shutdown_timeout_ms = 5000
-    size_t read_buffer_size() const;       ///< read_buffer_size = 64k (bytes per read call)
-    size_t write_buffer_limit() const;     ///< write_buffer_limit = 64M (output queued per connection before writes fail)
-    size_t write_high_watermark() const;   ///< write_high_watermark = 1M (Connection::write_blocked() above it)
-    size_t write_low_watermark() const;    ///< write_low_watermark = 256k (on_write_low when output falls to it)
-    uint32_t read_timeout_ms() const;      ///< read_timeout_ms = 0 (off)
-    uint32_t write_timeout_ms() const;     ///< write_timeout_ms = 0 (off)
-    uint32_t idle_timeout_ms() const;      ///< idle_timeout_ms = 0 (off)
+    uint16_t listen_port() const;         ///< listen_port = 7379
+    unsigned threads() const;             ///< threads = 1
+    int listen_backlog() const;           ///< listen_backlog = 511
+    uint32_t connect_timeout_ms() const;  ///< connect_timeout_ms = 3000
+    uint32_t shutdown_timeout_ms() const; ///< shutdown_timeout_ms = 5000
+    size_t read_buffer_size() const;      ///< read_buffer_size = 64k (bytes per read call)
+    size_t write_buffer_limit() const;   ///< write_buffer_limit = 64M (output queued per connection before writes fail)
+    size_t write_high_watermark() const; ///< write_high_watermark = 1M (Connection::write_blocked() above it)
+    size_t write_low_watermark() const;  ///< write_low_watermark = 256k (on_write_low when output falls to it)
+    uint32_t read_timeout_ms() const;    ///< read_timeout_ms = 0 (off)
+    uint32_t write_timeout_ms() const;   ///< write_timeout_ms = 0 (off)
+    uint32_t idle_timeout_ms() const;    ///< idle_timeout_ms = 0 (off)
     /// Checks that involve several keys (watermarks below the write limit).
     /// Throws ConfigError; Runtime::start() calls it.
     void check_connection_settings() const;
-    std::string log_level() const;         ///< log_level = error|warn|info|debug|trace
-    std::string log_file() const;          ///< log_file = "" (stderr)
-    std::string log_ident() const;         ///< log_ident = "" (the program's name)
+    std::string log_level() const; ///< log_level = error|warn|info|debug|trace
+    std::string log_file() const;  ///< log_file = "" (stderr)
+    std::string log_ident() const; ///< log_ident = "" (the program's name)
 
     /// Keys under `prefix` ("rdma.") that are set but not in `looked_up`.
     std::vector<std::string> unknown_keys_under(const std::string &prefix,

@@ -25,13 +25,13 @@ struct ConnectionAccess;
 namespace rma {
 class Link;
 class Native;
-}
+} // namespace rma
 
 /// Why a connection ended.
 struct TW_API CloseInfo {
-    int error = 0;       ///< 0 for a clean end, else a negative errno / TW_E* code
-    std::string reason;  ///< one line: "peer closed", "read: Connection reset by peer", ...
-    bool by_peer = false;///< true when the peer ended it (EOF, reset, dead)
+    int error = 0;        ///< 0 for a clean end, else a negative errno / TW_E* code
+    std::string reason;   ///< one line: "peer closed", "read: Connection reset by peer", ...
+    bool by_peer = false; ///< true when the peer ended it (EOF, reset, dead)
     /// What to branch on: errc::closed_locally (close(), the runtime
     /// stopping), errc::aborted (abort()), errc::peer_closed (end of
     /// stream), errc::peer_reset, errc::timed_out (after close(), the
@@ -195,7 +195,7 @@ public:
     const std::string &transport_name() const;
     /// For a client connection that wanted RDMA and runs over TCP: why.
     const std::string &fallback_reason() const { return fallback_reason_; }
-    std::string peer_address() const;  ///< "10.0.0.1:6379", "[::1]:6379"
+    std::string peer_address() const; ///< "10.0.0.1:6379", "[::1]:6379"
     std::string local_address() const;
     /// The transport's counters for this connection (zeros when closed).
     tw_conn_stats stats() const;
@@ -346,8 +346,8 @@ private:
     uint64_t linger_progress_seen_ = 0; ///< write_progress_ when the linger timer last looked
     bool write_blocked_ = false;
     bool delivering_ = false;
-    Established on_established_;                  ///< handshake outcome (framework)
-    const char *established_handler_ = "";     ///< "accept handler" or "connect handler", for the log
+    Established on_established_;                    ///< handshake outcome (framework)
+    const char *established_handler_ = "";          ///< "accept handler" or "connect handler", for the log
     std::function<void(Connection &)> on_finished_; ///< unregisters (framework)
     std::shared_ptr<void> context_;
     std::string fallback_reason_;
@@ -363,9 +363,9 @@ private:
     bool want_write_ = false;
     bool release_pending_ = false;
     int callback_depth_ = 0;
-    size_t reserve_ = 0; ///< bytes the next read reserves (adapts to what reads bring)
-    bool read_any_ = false;      ///< a byte was read (enable_rma must come before)
-    std::unique_ptr<rma::Link> rma_; ///< the RMA emulation, once enabled
+    size_t reserve_ = 0;                  ///< bytes the next read reserves (adapts to what reads bring)
+    bool read_any_ = false;               ///< a byte was read (enable_rma must come before)
+    std::unique_ptr<rma::Link> rma_;      ///< the RMA emulation, once enabled
     std::unique_ptr<rma::Native> native_; ///< or the transport's own RMA (TW_CAP_RMA)
 };
 

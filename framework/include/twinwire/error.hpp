@@ -23,33 +23,33 @@ namespace twinwire {
  */
 enum class errc {
     // Start-up: Runtime::start(), listen(), Config.
-    bad_config = 1,         ///< a configuration value, line or file is wrong (ConfigError)
-    unknown_config_key,     ///< a key nobody knows (ConfigError)
-    transport_unavailable,  ///< the transport(s) asked for cannot be loaded or initialised
-    address_in_use,         ///< listen: the address and port are taken
-    address_unavailable,    ///< listen or connect: the address is not one of this host's
-    permission_denied,      ///< e.g. a port below 1024 without the capability
-    not_started,            ///< a call that needs Runtime::start() first (or start() twice)
-    runtime_stopping,       ///< the runtime is stopping: nothing new is accepted
-    wrong_thread,           ///< called on a thread the call does not allow
+    bad_config = 1,        ///< a configuration value, line or file is wrong (ConfigError)
+    unknown_config_key,    ///< a key nobody knows (ConfigError)
+    transport_unavailable, ///< the transport(s) asked for cannot be loaded or initialised
+    address_in_use,        ///< listen: the address and port are taken
+    address_unavailable,   ///< listen or connect: the address is not one of this host's
+    permission_denied,     ///< e.g. a port below 1024 without the capability
+    not_started,           ///< a call that needs Runtime::start() first (or start() twice)
+    runtime_stopping,      ///< the runtime is stopping: nothing new is accepted
+    wrong_thread,          ///< called on a thread the call does not allow
     // Connecting (ConnectError::code).
-    connection_refused,     ///< nothing listens there
-    timed_out,              ///< connect, flush-at-close or keepalive timeout
-    unreachable,            ///< no route to the host or network
-    resolve_failed,         ///< the name does not resolve
-    transport_not_loaded,   ///< ConnectOptions::transport names a transport not loaded
-    protocol_mismatch,      ///< the peer does not speak this transport
+    connection_refused,   ///< nothing listens there
+    timed_out,            ///< connect, flush-at-close or keepalive timeout
+    unreachable,          ///< no route to the host or network
+    resolve_failed,       ///< the name does not resolve
+    transport_not_loaded, ///< ConnectOptions::transport names a transport not loaded
+    protocol_mismatch,    ///< the peer does not speak this transport
     // How a connection ended (CloseInfo::code), beside timed_out.
-    closed_locally,         ///< this side called close() (or the runtime stopped)
-    aborted,                ///< this side called abort(): queued output dropped
-    peer_closed,            ///< the peer ended its stream (clean end)
-    peer_reset,             ///< the peer reset the connection
-    transport_error,        ///< any other failure the transport reported (CloseInfo::error has it)
-    callback_threw,         ///< an application callback threw: the connection was closed
-    record_too_long,        ///< read_until: no delimiter within the maximum asked for
+    closed_locally,  ///< this side called close() (or the runtime stopped)
+    aborted,         ///< this side called abort(): queued output dropped
+    peer_closed,     ///< the peer ended its stream (clean end)
+    peer_reset,      ///< the peer reset the connection
+    transport_error, ///< any other failure the transport reported (CloseInfo::error has it)
+    callback_threw,  ///< an application callback threw: the connection was closed
+    record_too_long, ///< read_until: no delimiter within the maximum asked for
     // One-sided remote memory (rma.hpp).
-    remote_access_refused,  ///< the peer refused an access: bounds, mode, revoked, another connection's
-    rma_unavailable,        ///< RMA is not enabled on this connection (enable_rma on both ends)
+    remote_access_refused, ///< the peer refused an access: bounds, mode, revoked, another connection's
+    rma_unavailable,       ///< RMA is not enabled on this connection (enable_rma on both ends)
 };
 
 /// The category of errc ("twinwire").
@@ -92,5 +92,6 @@ struct TW_API ConnectError {
 } // namespace twinwire
 
 namespace std {
-template <> struct is_error_code_enum<twinwire::errc> : true_type {};
+template <> struct is_error_code_enum<twinwire::errc> : true_type {
+};
 } // namespace std

@@ -12,7 +12,13 @@
 
 namespace twinwire {
 
-enum class LogLevel { Error = TW_LOG_ERROR, Warn = TW_LOG_WARN, Info = TW_LOG_INFO, Debug = TW_LOG_DEBUG, Trace = TW_LOG_TRACE };
+enum class LogLevel {
+    Error = TW_LOG_ERROR,
+    Warn = TW_LOG_WARN,
+    Info = TW_LOG_INFO,
+    Debug = TW_LOG_DEBUG,
+    Trace = TW_LOG_TRACE
+};
 
 /// Parse "error", "warn", "info", "debug", "trace"; throws ConfigError otherwise.
 TW_API LogLevel parse_log_level(const std::string &text);
@@ -72,13 +78,13 @@ TW_API void vwrite(LogLevel level, const char *source, const char *fmt, va_list 
 
 } // namespace log
 
-#define TW_LOG(level, source, ...)                                                           \
-    do {                                                                                     \
-        if (::twinwire::log::enabled(level)) ::twinwire::log::write(level, source, __VA_ARGS__); \
+#define TW_LOG(level, source, ...)                                                                                     \
+    do {                                                                                                               \
+        if (::twinwire::log::enabled(level)) ::twinwire::log::write(level, source, __VA_ARGS__);                       \
     } while (0)
 #define TW_ERROR(src, ...) TW_LOG(::twinwire::LogLevel::Error, src, __VA_ARGS__)
-#define TW_WARN(src, ...) TW_LOG(::twinwire::LogLevel::Warn, src, __VA_ARGS__)
-#define TW_INFO(src, ...) TW_LOG(::twinwire::LogLevel::Info, src, __VA_ARGS__)
+#define TW_WARN(src, ...)  TW_LOG(::twinwire::LogLevel::Warn, src, __VA_ARGS__)
+#define TW_INFO(src, ...)  TW_LOG(::twinwire::LogLevel::Info, src, __VA_ARGS__)
 #define TW_DEBUG(src, ...) TW_LOG(::twinwire::LogLevel::Debug, src, __VA_ARGS__)
 
 } // namespace twinwire

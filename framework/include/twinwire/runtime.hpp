@@ -23,9 +23,9 @@ class Runtime;
 struct ListenerImpl;
 
 struct TW_API ListenOptions {
-    std::string address;   ///< "" = config listen_address; "unix:/path", "unix:@name", "*" (IPv6 and IPv4)
-    int port = -1;         ///< -1 = config listen_port; 0 = any free port
-    int backlog = -1;      ///< -1 = config listen_backlog
+    std::string address; ///< "" = config listen_address; "unix:/path", "unix:@name", "*" (IPv6 and IPv4)
+    int port = -1;       ///< -1 = config listen_port; 0 = any free port
+    int backlog = -1;    ///< -1 = config listen_backlog
     /// Socket activation (a service manager passed listening sockets,
     /// LISTEN_FDS): the one named so in LISTEN_FDNAMES; "" = the next one
     /// not yet taken.  Without passed sockets (or all taken) the listener binds.
@@ -59,11 +59,11 @@ struct TW_API ConnectOptions {
     ConnectOptions() = default;
     ConnectOptions(std::string peer, uint16_t peer_port) : address(std::move(peer)), port(peer_port) {}
 
-    std::string address;            ///< peer address (IPv4, IPv6 or a host name)
+    std::string address; ///< peer address (IPv4, IPv6 or a host name)
     uint16_t port = 0;
-    std::string source_address;     ///< bind the local end (RDMA: choose the device)
-    uint32_t timeout_ms = 0;        ///< 0 = config connect_timeout_ms
-    int loop = -1;                  ///< which loop owns it; -1 = round robin
+    std::string source_address; ///< bind the local end (RDMA: choose the device)
+    uint32_t timeout_ms = 0;    ///< 0 = config connect_timeout_ms
+    int loop = -1;              ///< which loop owns it; -1 = round robin
     /// A loaded transport by name ("tcp", "rdma", "foo"): that one, no
     /// fallback.  Default: the transports in use, in order, a failed connect
     /// retried over the next one (auto: RDMA, then TCP).

@@ -25,9 +25,9 @@ struct TW_API PluginLoadReport {
     std::vector<std::string> search_dirs; ///< in order, with why each is on the list
     std::vector<Attempt> attempts;
     bool loaded = false;
-    std::string path;           ///< the file that loaded
-    std::string reason;         ///< why nothing loaded (one line), "" when loaded
-    uint32_t abi_major = 0;     ///< of the plugin that loaded
+    std::string path;       ///< the file that loaded
+    std::string reason;     ///< why nothing loaded (one line), "" when loaded
+    uint32_t abi_major = 0; ///< of the plugin that loaded
     uint32_t abi_minor = 0;
     std::string plugin_version;
 };
@@ -43,11 +43,12 @@ public:
     /// directory; only absolute paths.  The first file that exists decides,
     /// and it must declare the transport `name`.  Returns nullptr with
     /// report->reason on failure.
-    [[nodiscard]] static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config, PluginLoadReport *report);
+    [[nodiscard]] static std::unique_ptr<PluginLibrary> open(const std::string &name, const Config &config,
+                                                             PluginLoadReport *report);
     /// Open exactly this file (absolute path); when `expected_name` is not
     /// empty the plugin must declare that transport name.
     [[nodiscard]] static std::unique_ptr<PluginLibrary> open_file(const std::string &path, PluginLoadReport *report,
-                                                    const std::string &expected_name = {});
+                                                                  const std::string &expected_name = {});
     ~PluginLibrary();
 
     const tw_plugin_info &info() const { return *info_; }
@@ -82,8 +83,9 @@ public:
     /// table an older host would (members past the size zeroed), to check
     /// that a plugin does without what it lacks, or that it refuses a table
     /// below TW_HOST_SIZE_V1 (std::invalid_argument below the 8-byte header).
-    [[nodiscard]] static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library, const Config &config,
-                                                  std::string *why, uint32_t host_table_size = 0);
+    [[nodiscard]] static std::unique_ptr<Transport> from_plugin(std::unique_ptr<PluginLibrary> library,
+                                                                const Config &config, std::string *why,
+                                                                uint32_t host_table_size = 0);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
 
     const tw_transport_ops &ops() const { return ops_; }
@@ -128,8 +130,8 @@ struct TW_API TransportSelection {
     /// skipped (the last one must listen), and a failed connect is retried
     /// over the next transport in use.
     bool fallback = false;
-    std::string chosen;                   ///< the first in use: "rdma", "tcp", "foo"
-    std::string reason;                   ///< one line: why these transports
+    std::string chosen;                    ///< the first in use: "rdma", "tcp", "foo"
+    std::string reason;                    ///< one line: why these transports
     std::vector<PluginLoadReport> reports; ///< what the loader did, per plugin tried
 
     /// A loaded transport by name (tcp always), or nullptr.
@@ -141,13 +143,13 @@ struct TW_API TransportSelection {
 /// One plugin file found on the search path, opened but never initialised.
 struct TW_API PluginFileReport {
     std::string path;
-    std::string name;           ///< as declared when it loads, else from the file name
-    bool loaded = false;        ///< passed every check of the loader (no init)
-    std::string why_not;        ///< when it did not
+    std::string name;    ///< as declared when it loads, else from the file name
+    bool loaded = false; ///< passed every check of the loader (no init)
+    std::string why_not; ///< when it did not
     uint32_t abi_major = 0;
     uint32_t abi_minor = 0;
     std::string plugin_version;
-    uint64_t caps = 0;          ///< TW_CAP_*
+    uint64_t caps = 0; ///< TW_CAP_*
     std::string description;
 };
 

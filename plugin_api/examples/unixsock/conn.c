@@ -116,10 +116,8 @@ int us_conn_connect(struct tw_transport_loop *tl, const struct tw_connect_params
     if (rc == 0) us_pending_add(c, TW_EV_CONNECTED);
     else if (rc == -ENOENT || rc == -ECONNREFUSED)
         fail(c, -ECONNREFUSED, "connect", "nothing listens on that address and port (no live socket file)");
-    else if (rc == -EAGAIN)
-        fail(c, -ECONNREFUSED, "connect", "the listener's backlog is full");
-    else
-        fail(c, rc, "connect", "check unixsock.dir and its permissions");
+    else if (rc == -EAGAIN) fail(c, -ECONNREFUSED, "connect", "the listener's backlog is full");
+    else fail(c, rc, "connect", "check unixsock.dir and its permissions");
     if (c->error) {
         char text[US_ERROR_LEN];
         snprintf(text, sizeof text, "%s", c->last_error);

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #define US_DEFAULT_BACKLOG 1024
-#define US_FIRST_PORT 49152u
-#define US_PORTS 16384u
+#define US_FIRST_PORT      49152u
+#define US_PORTS           16384u
 
 static void on_incoming(tw_watch *watch, int fd, uint32_t ready, void *arg)
 {

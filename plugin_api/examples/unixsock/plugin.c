@@ -29,8 +29,8 @@ static int read_dir(const struct tw_host *host, char *dir, size_t len, char *why
         origin = "default";
     }
     if (value[0] != '/' || strlen(value) + US_LONGEST_NAME >= len) {
-        snprintf(why, why_len, "%s = '%s' (%s): want an absolute directory of at most %u characters",
-                 US_DIR_KEY, value, origin ? origin : "?", (unsigned)(len - US_LONGEST_NAME - 1));
+        snprintf(why, why_len, "%s = '%s' (%s): want an absolute directory of at most %u characters", US_DIR_KEY, value,
+                 origin ? origin : "?", (unsigned)(len - US_LONGEST_NAME - 1));
         return -TW_ECONFIG;
     }
     snprintf(dir, len, "%s", value);
@@ -76,10 +76,7 @@ static int us_init(const struct tw_host *host, tw_transport **out, char *why, si
 
 static void us_fini(tw_transport *t) { free(t); }
 
-static int us_describe(tw_transport *t, char *buf, size_t len)
-{
-    return snprintf(buf, len, "dir: %s\n", t->dir);
-}
+static int us_describe(tw_transport *t, char *buf, size_t len) { return snprintf(buf, len, "dir: %s\n", t->dir); }
 
 static int us_loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
 {

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/un.h>
 
-#define US_NAME "unixsock"
+#define US_NAME      "unixsock"
 #define US_ERROR_LEN 256
 
 struct tw_transport {
@@ -45,14 +45,14 @@ struct tw_listener {
 struct tw_conn {
     struct tw_transport_loop *tloop;
     int fd;
-    tw_watch *watch;   /* NULL until the connection lives on its loop */
-    tw_conn_cb cb;     /* NULL until set_callback */
+    tw_watch *watch; /* NULL until the connection lives on its loop */
+    tw_conn_cb cb;   /* NULL until set_callback */
     void *arg;
-    uint32_t interest; /* TW_EV_READ / TW_EV_WRITE the host asked for */
-    uint32_t pending;  /* TW_EV_CONNECTED / TW_EV_ERROR not yet delivered */
-    int up;            /* TW_EV_CONNECTED delivered: READ/WRITE may follow */
-    int error;         /* the connection's error (negative), or 0 */
-    int write_shut;    /* shutdown(SHUT_WR) done */
+    uint32_t interest;    /* TW_EV_READ / TW_EV_WRITE the host asked for */
+    uint32_t pending;     /* TW_EV_CONNECTED / TW_EV_ERROR not yet delivered */
+    int up;               /* TW_EV_CONNECTED delivered: READ/WRITE may follow */
+    int error;            /* the connection's error (negative), or 0 */
+    int write_shut;       /* shutdown(SHUT_WR) done */
     tw_conn *prev, *next; /* in tloop->pending_head while queued */
     char last_error[US_ERROR_LEN];
 };

@@ -58,14 +58,14 @@
 #define TW_ABI_MINOR 3
 
 #define TW_STRINGIFY_(x) #x
-#define TW_STRINGIFY(x) TW_STRINGIFY_(x)
+#define TW_STRINGIFY(x)  TW_STRINGIFY_(x)
 
 #define TW_PASTE_(a, b) a##b
-#define TW_PASTE(a, b) TW_PASTE_(a, b)
+#define TW_PASTE(a, b)  TW_PASTE_(a, b)
 
 /** Name of the one symbol a plugin exports: twinwire_plugin_entry_v1. */
 #define TW_PLUGIN_ENTRY_SYMBOL_FOR(major) "twinwire_plugin_entry_v" TW_STRINGIFY(major)
-#define TW_PLUGIN_ENTRY_SYMBOL TW_PLUGIN_ENTRY_SYMBOL_FOR(TW_ABI_MAJOR)
+#define TW_PLUGIN_ENTRY_SYMBOL            TW_PLUGIN_ENTRY_SYMBOL_FOR(TW_ABI_MAJOR)
 /** The C identifier of the entry point, for the plugin's own definition:
  *  twinwire_plugin_entry_v<TW_ABI_MAJOR>, pasted from the major above. */
 #define TW_PLUGIN_ENTRY TW_PASTE(twinwire_plugin_entry_v, TW_ABI_MAJOR)
@@ -75,7 +75,7 @@
 
 /** Marks the entry point as the plugin's only exported symbol. */
 #if defined(__GNUC__) || defined(__clang__)
-#define TW_EXPORT __attribute__((visibility("default")))
+#define TW_EXPORT            __attribute__((visibility("default")))
 #define TW_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define TW_EXPORT
@@ -84,7 +84,7 @@
 
 #ifdef __cplusplus
 #define TW_BEGIN_DECLS extern "C" {
-#define TW_END_DECLS }
+#define TW_END_DECLS   }
 #else
 #define TW_BEGIN_DECLS
 #define TW_END_DECLS

@@ -166,7 +166,7 @@ struct tw_connect_params {
     uint32_t reserved;             /**< 0 */
 };
 
-#define TW_LISTEN_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_listen_params, arg)
+#define TW_LISTEN_PARAMS_SIZE_V1  TW_SIZE_THROUGH(struct tw_listen_params, arg)
 #define TW_CONNECT_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_connect_params, reserved)
 
 /**
@@ -188,7 +188,10 @@ struct tw_buf {
 
 #define TW_BUF_SIZE_V1 TW_SIZE_THROUGH(struct tw_buf, token)
 /** An empty tw_buf with its size set: `struct tw_buf b = TW_BUF_INIT;` */
-#define TW_BUF_INIT {sizeof(struct tw_buf), 0, NULL, 0, 0, 0}
+#define TW_BUF_INIT                                                                                                    \
+    {                                                                                                                  \
+        sizeof(struct tw_buf), 0, NULL, 0, 0, 0                                                                        \
+    }
 
 /**
  * # One-sided remote memory (ABI 1.3)
@@ -247,8 +250,8 @@ enum tw_rma_access {
 
 /** rma_post's operation. */
 enum tw_rma_op {
-    TW_RMA_OP_READ = 1,  /**< copy from the peer's exposure into `local` */
-    TW_RMA_OP_WRITE = 2  /**< copy from `local` into the peer's exposure */
+    TW_RMA_OP_READ = 1, /**< copy from the peer's exposure into `local` */
+    TW_RMA_OP_WRITE = 2 /**< copy from `local` into the peer's exposure */
 };
 
 /** The largest descriptor any transport writes, in bytes. */
@@ -271,7 +274,8 @@ struct tw_rma_request {
     uint32_t desc_len; /**< its length */
     uint32_t flags;    /**< reserved, 0 */
     uint64_t offset;   /**< where in the exposure */
-    void *local;       /**< read: destination; write: source (any memory; memory from rma_mem_get avoids a copy or a registration) */
+    void *local;       /**< read: destination; write: source (any memory; memory from rma_mem_get avoids a copy or a
+                          registration) */
     size_t len;        /**< bytes; 0 is -EINVAL */
     tw_rma_cb cb;      /**< required */
     void *arg;         /**< passed to cb */
@@ -307,16 +311,16 @@ struct tw_conn_stats {
 
 /** Per-transport counters (all loops together). */
 struct tw_transport_stats {
-    uint32_t size;                 /**< set by the caller */
-    uint32_t version;              /**< set by the transport: its TW_ABI_MINOR */
-    uint64_t connections_open;     /**< connections currently allocated, handshaking included */
-    uint64_t connections_accepted; /**< handshakes completed by accept */
-    uint64_t connections_connected;/**< handshakes completed by connect */
-    uint64_t handshakes_aborted;   /**< incoming requests dropped before TW_EV_CONNECTED (stale, rejected) */
-    uint64_t registered_bytes;     /**< memory registered with the device */
-    uint64_t registered_in_use;    /**< of which currently lent to connections */
-    uint64_t pool_exhausted;       /**< allocations refused because the pool was full */
-    uint64_t quarantined_bytes;    /**< memory held back because a dead peer might still write it */
+    uint32_t size;                  /**< set by the caller */
+    uint32_t version;               /**< set by the transport: its TW_ABI_MINOR */
+    uint64_t connections_open;      /**< connections currently allocated, handshaking included */
+    uint64_t connections_accepted;  /**< handshakes completed by accept */
+    uint64_t connections_connected; /**< handshakes completed by connect */
+    uint64_t handshakes_aborted;    /**< incoming requests dropped before TW_EV_CONNECTED (stale, rejected) */
+    uint64_t registered_bytes;      /**< memory registered with the device */
+    uint64_t registered_in_use;     /**< of which currently lent to connections */
+    uint64_t pool_exhausted;        /**< allocations refused because the pool was full */
+    uint64_t quarantined_bytes;     /**< memory held back because a dead peer might still write it */
 };
 
 /**
@@ -332,8 +336,8 @@ struct tw_transport_stats {
  * given out here only; -EOPNOTSUPP for unknown ones in either namespace.
  */
 enum tw_ctrl_op {
-    TW_CTRL_GET_FD = 1,          /**< data: int *; the socket fd, or -ENOTSUP */
-    TW_CTRL_SET_NODELAY = 2,     /**< data: const int *; disable Nagle-style batching */
+    TW_CTRL_GET_FD = 1,             /**< data: int *; the socket fd, or -ENOTSUP */
+    TW_CTRL_SET_NODELAY = 2,        /**< data: const int *; disable Nagle-style batching */
     TW_CTRL_GET_TRANSPORT_STATS = 3 /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
 };
 

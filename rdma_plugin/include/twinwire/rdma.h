@@ -19,18 +19,18 @@ enum tw_rdma_ctrl_op {
 
 /** One connection's rings now, and how often they changed size. */
 struct tw_rdma_rings {
-    uint32_t size;          /**< set by the caller: sizeof(struct tw_rdma_rings) */
-    uint32_t reserved;      /**< 0 */
-    uint64_t rx_ring;       /**< bytes of the receive ring the peer writes now */
-    uint64_t tx_ring;       /**< bytes of the TX staging ring now */
-    uint64_t registered;    /**< registered bytes the connection holds (block and larger rings, old ones draining) */
-    uint32_t rx_grows;      /**< receive ring moved to a larger one */
-    uint32_t rx_shrinks;    /**< receive ring moved back after rdma.ring_idle_ms */
-    uint32_t tx_grows;      /**< TX ring moved to a larger one */
-    uint32_t tx_shrinks;    /**< TX ring moved back after rdma.ring_idle_ms */
+    uint32_t size;       /**< set by the caller: sizeof(struct tw_rdma_rings) */
+    uint32_t reserved;   /**< 0 */
+    uint64_t rx_ring;    /**< bytes of the receive ring the peer writes now */
+    uint64_t tx_ring;    /**< bytes of the TX staging ring now */
+    uint64_t registered; /**< registered bytes the connection holds (block and larger rings, old ones draining) */
+    uint32_t rx_grows;   /**< receive ring moved to a larger one */
+    uint32_t rx_shrinks; /**< receive ring moved back after rdma.ring_idle_ms */
+    uint32_t tx_grows;   /**< TX ring moved to a larger one */
+    uint32_t tx_shrinks; /**< TX ring moved back after rdma.ring_idle_ms */
     /* Appended later: a caller whose size ends before a member does not get it. */
-    uint64_t window_waits;  /**< times posting was held until this end's own remote operations completed, so that
-                                 window operations could go (docs/rdma-design.md section 3, "Window operations") */
+    uint64_t window_waits; /**< times posting was held until this end's own remote operations completed, so that
+                                window operations could go (docs/rdma-design.md section 3, "Window operations") */
 };
 
 /** The size of struct tw_rdma_rings before window_waits: the smallest accepted. */

@@ -81,7 +81,8 @@ void app_zero_copy_send(Side &s, size_t min_len, size_t fill)
 {
     tw_buf buf = TW_BUF_INIT;
     if (conn_send_buf_get(s.c, min_len, &buf) != 0) return;
-    expect(buf.cap >= min_len && buf.data >= s.tx.get() && static_cast<uint8_t *>(buf.data) + buf.cap <= s.tx.get() + s.c->tx_size,
+    expect(buf.cap >= min_len && buf.data >= s.tx.get() &&
+               static_cast<uint8_t *>(buf.data) + buf.cap <= s.tx.get() + s.c->tx_size,
            s.name, "lent send buffer outside the TX ring or too small");
     size_t len = std::min(fill, buf.cap);
     auto *out = static_cast<uint8_t *>(buf.data);
@@ -96,7 +97,8 @@ void app_zero_copy_recv(Pair &p, Side &s, size_t consume_of_256)
     if (conn_recv_buf_borrow(s.c, &buf) != 0) return;
     if (buf.len == 0) return; // end-of-stream: nothing was lent
     auto *data = static_cast<const uint8_t *>(buf.data);
-    expect(data >= s.rx.get() && data + buf.len <= s.rx.get() + s.c->rx_size, s.name, "borrowed bytes outside the ring");
+    expect(data >= s.rx.get() && data + buf.len <= s.rx.get() + s.c->rx_size, s.name,
+           "borrowed bytes outside the ring");
     size_t consumed = buf.len * consume_of_256 / 256;
     check_read(p, s, data, consumed);
     expect(conn_recv_buf_return(s.c, &buf, consumed) == 0, s.name, "returning a borrow");
@@ -248,13 +250,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 3:
         case 4: {
             int n = in.ConsumeIntegralInRange(1, 8);
-            for (int i = 0; i < n && deliver_one(p, s); ++i) {}
+            for (int i = 0; i < n && deliver_one(p, s); ++i) {
+            }
             break;
         }
         case 5:
         case 6: {
             int n = in.ConsumeIntegralInRange(1, 8);
-            for (int i = 0; i < n && poll_one(p, s); ++i) {}
+            for (int i = 0; i < n && poll_one(p, s); ++i) {
+            }
             break;
         }
         case 7: {
@@ -262,7 +266,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             app_zero_copy_send(s, min_len, in.ConsumeIntegralInRange<size_t>(0, s.c->tx_size));
             break;
         }
-        case 8: app_zero_copy_recv(p, s, in.ConsumeIntegralInRange<size_t>(0, 256)); break;
+        case 8:
+            app_zero_copy_recv(p, s, in.ConsumeIntegralInRange<size_t>(0, 256));
+            break;
         case 9: {
             static const int hows[] = {SHUT_WR, SHUT_RD, SHUT_RDWR, 99};
             conn_shutdown(s.c, hows[in.ConsumeIntegralInRange(0, 3)]);
@@ -273,9 +279,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             s.c->want_keepalive = true;
             conn_pump(s.c);
             break;
-        case 11: hostile_imm(s, in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegralInRange<uint32_t>(0, 1 << 20)); break;
-        case 12: hostile_ctrl(s, in); break;
-        case 13: hostile_error(s, in); break;
+        case 11:
+            hostile_imm(s, in.ConsumeIntegral<uint32_t>(), in.ConsumeIntegralInRange<uint32_t>(0, 1 << 20));
+            break;
+        case 12:
+            hostile_ctrl(s, in);
+            break;
+        case 13:
+            hostile_error(s, in);
+            break;
         }
         check_invariants(p);
     }

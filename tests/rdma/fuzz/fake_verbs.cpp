@@ -283,7 +283,8 @@ bool deliver_one(Pair &p, Side &from)
         // must fall inside one bound window of the key it names.
         bool inside = data.empty();
         for (const FakeWindow &fw : to.windows)
-            if (fw.bound && fw.rkey == w.rkey && addr >= fw.addr && addr + data.size() <= fw.addr + fw.len) inside = true;
+            if (fw.bound && fw.rkey == w.rkey && addr >= fw.addr && addr + data.size() <= fw.addr + fw.len)
+                inside = true;
         if (!inside) {
             // Honest ends never do this; after a hostile RING the peer's
             // device refuses it, as real hardware does.
@@ -295,8 +296,8 @@ bool deliver_one(Pair &p, Side &from)
         if (!data.empty()) {
             if (honest) {
                 expect(addr - base == to.landed % to.c->rx_size, from.name, "WRITE lands at the wrong ring offset");
-                expect(to.landed + data.size() - to.c->rx_head <= to.c->rx_size,
-                       from.name, "WRITE lands over bytes the peer has not read");
+                expect(to.landed + data.size() - to.c->rx_head <= to.c->rx_size, from.name,
+                       "WRITE lands over bytes the peer has not read");
             }
             std::memcpy(ring + (addr - base), data.data(), data.size());
             to.landed += data.size();
@@ -335,8 +336,7 @@ bool deliver_one(Pair &p, Side &from)
         to.cq.push_back(wc);
         to.cq_seq.push_back(0);
     }
-    if (w.signalled)
-        complete(from, w, IBV_WC_SUCCESS, w.opcode == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE);
+    if (w.signalled) complete(from, w, IBV_WC_SUCCESS, w.opcode == IBV_WR_SEND ? IBV_WC_SEND : IBV_WC_RDMA_WRITE);
     return true;
 }
 
@@ -370,8 +370,8 @@ void check_invariants(Pair &p)
         expect(c->r_written - c->r_consumed <= c->peer.ring_size, n, "bytes in the peer's ring fit it");
         expect(c->send_credits <= c->peer.recv_depth, n, "credits within the peer's receives");
         expect(c->wr_done <= c->wr_posted && c->wr_posted - c->wr_done <= cfg.sq_depth, n, "SQ accounting");
-        expect(c->ctrl_done <= c->ctrl_posted && c->ctrl_posted - c->ctrl_done <= Settings::kCtrlSlots,
-               n, "control slots accounting");
+        expect(c->ctrl_done <= c->ctrl_posted && c->ctrl_posted - c->ctrl_done <= Settings::kCtrlSlots, n,
+               "control slots accounting");
         expect(c->owed_data + c->owed_ctrl <= cfg.recv_depth, n, "owed credits within our receives");
         if (c->error) expect(c->error < 0 && !c->last_error.empty(), n, "an error has a code and a message");
         if (!trusted(p) || o.qp_error || s.qp_error) continue;

@@ -40,11 +40,11 @@ struct WireWr {
     uint32_t imm_net = 0;
     uint64_t remote_addr = 0;
     uint32_t rkey = 0;
-    uint64_t seq = 0;                 ///< position in this QP's send queue
-    std::vector<ibv_sge> sges;        ///< read at execution time, as a device does
-    std::string inline_data;          ///< IBV_SEND_INLINE: copied at post time
+    uint64_t seq = 0;          ///< position in this QP's send queue
+    std::vector<ibv_sge> sges; ///< read at execution time, as a device does
+    std::string inline_data;   ///< IBV_SEND_INLINE: copied at post time
     bool is_inline = false;
-    ibv_mw *mw = nullptr;             ///< BIND_MW: the window, its new key and range
+    ibv_mw *mw = nullptr; ///< BIND_MW: the window, its new key and range
     uint64_t bind_addr = 0, bind_len = 0;
 };
 
@@ -68,20 +68,20 @@ struct Side {
     ibv_mw mws[twrdma::kRingSegments]{};
     FakeWindow windows[twrdma::kRingSegments];
 
-    std::deque<WireWr> sq;        ///< posted, not yet executed on the peer
-    uint64_t sq_posted = 0;       ///< WRs ever posted
-    uint64_t sq_retired = 0;      ///< freed by polled signalled completions
-    std::deque<uint32_t> recvs;   ///< posted receive buffer indices, in order
-    std::deque<ibv_wc> cq;        ///< completions waiting to be polled
-    std::deque<uint64_t> cq_seq;  ///< for send completions: the WR's seq (else 0)
-    bool qp_error = false;        ///< the fake QP went to the error state
+    std::deque<WireWr> sq;       ///< posted, not yet executed on the peer
+    uint64_t sq_posted = 0;      ///< WRs ever posted
+    uint64_t sq_retired = 0;     ///< freed by polled signalled completions
+    std::deque<uint32_t> recvs;  ///< posted receive buffer indices, in order
+    std::deque<ibv_wc> cq;       ///< completions waiting to be polled
+    std::deque<uint64_t> cq_seq; ///< for send completions: the WR's seq (else 0)
+    bool qp_error = false;       ///< the fake QP went to the error state
 
-    uint64_t landed = 0;          ///< stream bytes the peer's WRITEs put in our ring
-    uint64_t landed_at_imm = 0;   ///< `landed` at the last WRITE_WITH_IMM
-    std::string expect_in;        ///< peer's accepted bytes (what we should read)
-    uint64_t read_total = 0;      ///< bytes the application read or consumed
-    uint64_t written_total = 0;   ///< bytes the application got accepted
-    bool tainted = false;         ///< hostile input reached this side
+    uint64_t landed = 0;        ///< stream bytes the peer's WRITEs put in our ring
+    uint64_t landed_at_imm = 0; ///< `landed` at the last WRITE_WITH_IMM
+    std::string expect_in;      ///< peer's accepted bytes (what we should read)
+    uint64_t read_total = 0;    ///< bytes the application read or consumed
+    uint64_t written_total = 0; ///< bytes the application got accepted
+    bool tainted = false;       ///< hostile input reached this side
 
     ~Side();
 };

@@ -127,10 +127,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     std::unique_ptr<uint8_t[]> copy(new uint8_t[len ? len : 1]);
     if (len) std::memcpy(copy.get(), data + 1, len);
     switch (which) {
-    case 0: fuzz_hello(copy.get(), len); break;
-    case 1: fuzz_reject(copy.get(), len); break;
-    case 2: fuzz_ctrl(copy.get(), len); break;
-    case 3: fuzz_imm(copy.get(), len); break;
+    case 0:
+        fuzz_hello(copy.get(), len);
+        break;
+    case 1:
+        fuzz_reject(copy.get(), len);
+        break;
+    case 2:
+        fuzz_ctrl(copy.get(), len);
+        break;
+    case 3:
+        fuzz_imm(copy.get(), len);
+        break;
     }
     return 0;
 }

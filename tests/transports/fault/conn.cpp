@@ -16,8 +16,8 @@
 namespace fault {
 namespace {
 
-constexpr size_t kQueueLimit = size_t(1) << 20;     // bytes held per direction
-constexpr uint64_t kLingerNs = 5000000000ull;       // a closed connection's held bytes get this long
+constexpr size_t kQueueLimit = size_t(1) << 20;        // bytes held per direction
+constexpr uint64_t kLingerNs = 5000000000ull;          // a closed connection's held bytes get this long
 constexpr uint64_t kConnectTimeoutNs = 10000000000ull; // a connect fault's timeout when none is given
 constexpr size_t kLogLimit = 64 * 1024;
 
@@ -298,9 +298,12 @@ void note(tw_conn *c, Count which, const char *fmt, ...)
 bool targets(const Settings &s, uint64_t ordinal, uint32_t port)
 {
     switch (s.target) {
-    case Settings::Target::All: return true;
-    case Settings::Target::OneIn: return ordinal % s.one_in == 0;
-    case Settings::Target::Port: return port == s.port;
+    case Settings::Target::All:
+        return true;
+    case Settings::Target::OneIn:
+        return ordinal % s.one_in == 0;
+    case Settings::Target::Port:
+        return port == s.port;
     }
     return false;
 }
@@ -332,8 +335,7 @@ uint32_t own_events(tw_conn *c, uint64_t now)
     if (c->report_connected) ev |= TW_EV_CONNECTED;
     if (c->report_error) ev |= TW_EV_ERROR;
     if (c->want & TW_EV_READ) {
-        if (c->rxq.ready(now))
-            ev |= TW_EV_READ;
+        if (c->rxq.ready(now)) ev |= TW_EV_READ;
         else if (c->rxq.chunks.empty() && c->up && (c->error || (c->rx_shaped && (c->rx_eof || c->rx_error))))
             ev |= TW_EV_READ;
     }
@@ -464,7 +466,8 @@ extern "C" ssize_t fault_read(tw_conn *c, void *buf, size_t len)
         size_t got = take(c, static_cast<char *>(buf), cap, now);
         if (got) {
             if (cap < len && c->rxq.ready(now))
-                note(c, kShortReads, "read %llu: %zu of %zu bytes", static_cast<unsigned long long>(c->reads), got, len);
+                note(c, kShortReads, "read %llu: %zu of %zu bytes", static_cast<unsigned long long>(c->reads), got,
+                     len);
             inner_set(c);
             // The next held chunk's time may not have a timer yet (the one
             // that delivered this one was armed while it was due): arm it,
@@ -546,8 +549,9 @@ extern "C" ssize_t fault_write(tw_conn *c, const void *buf, size_t len)
         if (c->bytes_written >= s.reset_after_bytes) {
             note(c, kResets, "write %llu: reset after %llu bytes", static_cast<unsigned long long>(c->writes),
                  static_cast<unsigned long long>(c->bytes_written));
-            fail(c, -ECONNRESET, "connection reset after " + std::to_string(c->bytes_written) +
-                                     " bytes written (fault.reset_after_bytes)");
+            fail(c, -ECONNRESET,
+                 "connection reset after " + std::to_string(c->bytes_written) +
+                     " bytes written (fault.reset_after_bytes)");
             return -ECONNRESET;
         }
         uint64_t left = s.reset_after_bytes - c->bytes_written;
@@ -753,7 +757,8 @@ extern "C" int fault_recv_buf_return(tw_conn *c, struct tw_buf *buf, size_t cons
 {
     if (!buf || buf->size < TW_BUF_SIZE_V1) return -EINVAL;
     if (!c->recv_buf_out) {
-        if (c->inner && !c->rx_shaped && c->rxq.chunks.empty()) return inner_ops(c).recv_buf_return(c->inner, buf, consumed);
+        if (c->inner && !c->rx_shaped && c->rxq.chunks.empty())
+            return inner_ops(c).recv_buf_return(c->inner, buf, consumed);
         return -EINVAL;
     }
     Chunk &head = c->rxq.chunks.front();

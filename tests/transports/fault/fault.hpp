@@ -25,8 +25,6 @@ struct tw_transport {
     std::atomic<uint64_t> totals[sizeof(tw_fault_counts) / 8 - 1] = {};
 };
 
-
-
 struct tw_transport_loop {
     tw_transport *t;
     tw_loop *loop;
@@ -66,8 +64,19 @@ struct Queue {
 
 /// The index of each counter in tw_fault_counts, after the size header.
 enum Count {
-    kConnections, kTargeted, kShortWrites, kShortReads, kEagainBursts, kEagainReturns, kDelayed, kStalls,
-    kRefused, kTimedOut, kConnectReset, kResets, kCountN
+    kConnections,
+    kTargeted,
+    kShortWrites,
+    kShortReads,
+    kEagainBursts,
+    kEagainReturns,
+    kDelayed,
+    kStalls,
+    kRefused,
+    kTimedOut,
+    kConnectReset,
+    kResets,
+    kCountN
 };
 
 } // namespace fault
@@ -89,16 +98,16 @@ struct tw_conn {
     std::string log;
 
     bool in_active = false;
-    bool up = false;             ///< inner reported TW_EV_CONNECTED (or accepted)
+    bool up = false; ///< inner reported TW_EV_CONNECTED (or accepted)
     bool report_connected = false;
-    int error = 0;               ///< fault's own error (a reset it made, a refused connect)
+    int error = 0; ///< fault's own error (a reset it made, a refused connect)
     bool report_error = false;
     std::string error_text;
     bool reset_on_connect = false;
     uint64_t connect_deadline_ns = 0; ///< a connect fault will time out then
     bool shut_wr = false;
-    bool shut_wr_pending = false;     ///< shutdown once the held bytes are out
-    bool closed = false;              ///< the host closed it; lingering
+    bool shut_wr_pending = false; ///< shutdown once the held bytes are out
+    bool closed = false;          ///< the host closed it; lingering
     uint64_t linger_deadline_ns = 0;
     uint64_t eagain_until_ns = 0;
     uint32_t inner_events = TW_EV_READ;
@@ -107,13 +116,13 @@ struct tw_conn {
     fault::Queue rxq, txq;
     uint64_t bytes_written = 0;
     uint64_t writes = 0, reads = 0;
-    uint64_t would_block = 0;   ///< writes fault cut short or refused (added to the inner's write_would_block)
-    int tx_error = 0;           ///< the inner write that failed while flushing
-    bool tx_blocked = false;    ///< the inner connection refused the last flush (-EAGAIN)
-    std::string send_buf;       ///< a zero-copy send buffer lent from fault's queue, when tx_shaped
+    uint64_t would_block = 0; ///< writes fault cut short or refused (added to the inner's write_would_block)
+    int tx_error = 0;         ///< the inner write that failed while flushing
+    bool tx_blocked = false;  ///< the inner connection refused the last flush (-EAGAIN)
+    std::string send_buf;     ///< a zero-copy send buffer lent from fault's queue, when tx_shaped
     bool send_buf_out = false;
     uint64_t zero_copy_sends = 0, zero_copy_recvs = 0; ///< through fault's own queue memory
-    bool recv_buf_out = false;  ///< a zero-copy receive buffer lent from the receive queue
+    bool recv_buf_out = false;                         ///< a zero-copy receive buffer lent from the receive queue
     tw_timer *timer = nullptr;
     uint64_t timer_at = 0;
     struct sockaddr_storage peer {};

@@ -26,8 +26,8 @@ enum tw_fault_ctrl_op {
 
 /** Faults injected (per connection, or totals).  Filled up to `size`. */
 struct tw_fault_counts {
-    uint32_t size;    /**< set by the caller: sizeof(struct tw_fault_counts) */
-    uint32_t version; /**< 1 */
+    uint32_t size;               /**< set by the caller: sizeof(struct tw_fault_counts) */
+    uint32_t version;            /**< 1 */
     uint64_t connections;        /**< connections wrapped (totals only) */
     uint64_t targeted;           /**< of which fault.target selected (totals only) */
     uint64_t short_writes;       /**< writes cut to fault.max_write */

@@ -53,8 +53,7 @@ extern "C" int fault_listen(tw_transport_loop *fl, const struct tw_listen_params
     uint32_t len = sizeof bound;
     if (fl->t->inner->listener_addr(l->inner, reinterpret_cast<sockaddr *>(&bound), &len) == 0)
         l->port = fault::port_of(reinterpret_cast<sockaddr *>(&bound));
-    else
-        l->port = fault::port_of(params->addr);
+    else l->port = fault::port_of(params->addr);
     *out = l;
     return 0;
 }

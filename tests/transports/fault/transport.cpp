@@ -44,9 +44,10 @@ extern "C" int fault_init(const tw_host *host, tw_transport **out, char *why, si
         return -TW_EABI;
     }
     if (!TW_HAS_MEMBER(host, struct tw_host, transport_ops) || !host->transport_ops) {
-        set_why(why, why_len, "this host (ABI 1." + std::to_string(host->version) +
-                                  ") cannot hand a plugin another transport: fault needs the transport_ops service "
-                                  "of ABI 1.2");
+        set_why(why, why_len,
+                "this host (ABI 1." + std::to_string(host->version) +
+                    ") cannot hand a plugin another transport: fault needs the transport_ops service "
+                    "of ABI 1.2");
         return -TW_EABI;
     }
     fault::Settings s;
@@ -68,7 +69,8 @@ extern "C" int fault_init(const tw_host *host, tw_transport **out, char *why, si
     rc = inner->init(host, &t->inner_t, why, why_len);
     if (rc < 0 || !t->inner_t) {
         std::string inner_why = why ? why : "";
-        set_why(why, why_len, "fault.inner = " + s.inner + " refused: " + (inner_why.empty() ? "init failed" : inner_why));
+        set_why(why, why_len,
+                "fault.inner = " + s.inner + " refused: " + (inner_why.empty() ? "init failed" : inner_why));
         delete t;
         return rc < 0 ? rc : -EINVAL;
     }
@@ -93,10 +95,11 @@ extern "C" int fault_describe(tw_transport *t, char *buf, size_t len)
     const fault::Settings &s = t->settings;
     std::string text = "inner: " + s.inner + "\nseed: " + std::to_string(s.seed) + "\ntarget: " + s.target_text +
                        "\nprofile: " + s.profile + "\nfaults: " + s.summary() + "\ninjected:";
-    static const char *names[] = {"connections",    "targeted",       "short_writes", "short_reads",
-                                  "eagain_bursts",  "eagain_returns", "delayed_chunks", "stalls",
+    static const char *names[] = {"connections",      "targeted",           "short_writes",   "short_reads",
+                                  "eagain_bursts",    "eagain_returns",     "delayed_chunks", "stalls",
                                   "connects_refused", "connects_timed_out", "connects_reset", "resets"};
-    for (int i = 0; i < fault::kCountN; ++i) text += std::string(" ") + names[i] + "=" + std::to_string(t->totals[i].load());
+    for (int i = 0; i < fault::kCountN; ++i)
+        text += std::string(" ") + names[i] + "=" + std::to_string(t->totals[i].load());
     text += "\n";
     char inner[4096];
     int n = t->inner->describe(t->inner_t, inner, sizeof inner);

@@ -37,10 +37,8 @@ uint16_t port_of(const sockaddr_storage &a)
 
 void set_port(sockaddr_storage &a, uint16_t port)
 {
-    if (a.ss_family == AF_INET6)
-        reinterpret_cast<sockaddr_in6 &>(a).sin6_port = htons(port);
-    else
-        reinterpret_cast<sockaddr_in &>(a).sin_port = htons(port);
+    if (a.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6 &>(a).sin6_port = htons(port);
+    else reinterpret_cast<sockaddr_in &>(a).sin_port = htons(port);
 }
 
 bool is_wildcard(const sockaddr_storage &a)

@@ -13,11 +13,16 @@ namespace {
 const char *errno_name(int err)
 {
     switch (-err) {
-    case ECONNREFUSED: return "ECONNREFUSED";
-    case ECONNRESET: return "ECONNRESET";
-    case EPIPE: return "EPIPE";
-    case ENOMEM: return "ENOMEM";
-    default: return "";
+    case ECONNREFUSED:
+        return "ECONNREFUSED";
+    case ECONNRESET:
+        return "ECONNRESET";
+    case EPIPE:
+        return "EPIPE";
+    case ENOMEM:
+        return "ENOMEM";
+    default:
+        return "";
     }
 }
 
@@ -26,10 +31,8 @@ sockaddr_storage destination(const sockaddr *addr)
 {
     sockaddr_storage to = copy_address(addr);
     if (!is_wildcard(to)) return to;
-    if (to.ss_family == AF_INET6)
-        reinterpret_cast<sockaddr_in6 &>(to).sin6_addr = in6addr_loopback;
-    else
-        reinterpret_cast<sockaddr_in &>(to).sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (to.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6 &>(to).sin6_addr = in6addr_loopback;
+    else reinterpret_cast<sockaddr_in &>(to).sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     return to;
 }
 
@@ -181,13 +184,13 @@ int pair_connect(tw_transport_loop *tl, const tw_connect_params *p, tw_conn **ou
         tw_listener *l = registry_find_listener(c->peer);
         if (!l)
             conn_fail(c, -ECONNREFUSED, "connect",
-                      "nothing listens on " + address_text(c->peer) + " in this process (pair connects only within one process)");
+                      "nothing listens on " + address_text(c->peer) +
+                          " in this process (pair connects only within one process)");
         else if (l->backlog.size() >= l->backlog_max)
             conn_fail(c, -ECONNREFUSED, "connect",
                       "the listener on " + address_text(c->peer) + " has " + std::to_string(l->backlog.size()) +
                           " connections waiting to be accepted, its backlog");
-        else
-            join(c, l);
+        else join(c, l);
     }
     *out = c;
     return 0;

@@ -58,13 +58,13 @@ struct Waitable {
 struct Ring {
     std::unique_ptr<char[]> data; ///< allocated on the first byte
     size_t cap = 0;
-    uint64_t head = 0;            ///< next byte to read
-    uint64_t tail = 0;            ///< next byte to write
-    bool eof = false;             ///< the writer shut down its side: end-of-stream after the bytes
-    bool discard = false;         ///< the reader shut down reading: bytes are dropped
-    bool send_lent = false;       ///< the writer holds a send buffer at tail
-    bool recv_lent = false;       ///< the reader holds a borrowed buffer at head
-    bool writer_waiting = false;  ///< a write found no room: wake the writer on the next read
+    uint64_t head = 0;           ///< next byte to read
+    uint64_t tail = 0;           ///< next byte to write
+    bool eof = false;            ///< the writer shut down its side: end-of-stream after the bytes
+    bool discard = false;        ///< the reader shut down reading: bytes are dropped
+    bool send_lent = false;      ///< the writer holds a send buffer at tail
+    bool recv_lent = false;      ///< the reader holds a borrowed buffer at head
+    bool writer_waiting = false; ///< a write found no room: wake the writer on the next read
 
     size_t used() const { return static_cast<size_t>(tail - head); }
     size_t free_space() const { return cap - used(); }
@@ -74,9 +74,9 @@ struct Ring {
 
 struct Link {
     std::mutex mutex;
-    Ring ring[2];           ///< ring[i]: toward end i
-    tw_conn *end[2] = {};   ///< nullptr once that end closed
-    bool reset[2] = {};     ///< end i must fail with -ECONNRESET (the other end aborted)
+    Ring ring[2];         ///< ring[i]: toward end i
+    tw_conn *end[2] = {}; ///< nullptr once that end closed
+    bool reset[2] = {};   ///< end i must fail with -ECONNRESET (the other end aborted)
     int ends_open = 2;
 };
 
@@ -91,9 +91,9 @@ struct tw_transport {
 struct tw_transport_loop {
     tw_transport *transport = nullptr;
     tw_loop *loop = nullptr;
-    uint64_t id = 0; ///< key of the registry: what the wake-up task carries
+    uint64_t id = 0;                                   ///< key of the registry: what the wake-up task carries
     twpair::Waitable *head = nullptr, *tail = nullptr; ///< the active list
-    twpair::Waitable *delivering = nullptr;           ///< its callback runs; close clears it
+    twpair::Waitable *delivering = nullptr;            ///< its callback runs; close clears it
     std::mutex inbox_mutex;
     std::vector<twpair::Waitable *> inbox;
     bool task_posted = false;

@@ -108,7 +108,8 @@ TEST_CASE("a server and 12 clients in one process over transport = pair echo che
     for (size_t i = 0; i < kClients; i++) CHECK(r.received_sums[i] == r.sent_sums[i]);
 }
 
-TEST_CASE("a client over pair that connects where nothing listens gets the refusal, not a TCP fallback", "[pair][runtime]")
+TEST_CASE("a client over pair that connects where nothing listens gets the refusal, not a TCP fallback",
+          "[pair][runtime]")
 {
     Runtime rt(pair_config(1));
     rt.start();

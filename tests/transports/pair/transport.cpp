@@ -85,11 +85,14 @@ int pair_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void *da
     if (ns) return -EOPNOTSUPP; // pair has no private ops
     if (!t && c) t = c->transport;
     switch (op) {
-    case TW_CTRL_GET_FD: return -ENOTSUP; // no file descriptor behind a pair connection
+    case TW_CTRL_GET_FD:
+        return -ENOTSUP; // no file descriptor behind a pair connection
     case TW_CTRL_SET_NODELAY:
         // Nothing is ever held back: every write is the peer's data at once.
         return data && len >= sizeof(int) ? 0 : -EINVAL;
-    case TW_CTRL_GET_TRANSPORT_STATS: return t ? transport_stats(t, data, len) : -EINVAL;
-    default: return -EOPNOTSUPP;
+    case TW_CTRL_GET_TRANSPORT_STATS:
+        return t ? transport_stats(t, data, len) : -EINVAL;
+    default:
+        return -EOPNOTSUPP;
     }
 }

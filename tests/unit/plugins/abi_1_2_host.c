@@ -24,19 +24,19 @@ static int check(const char *path)
     }
     tw_plugin_entry_fn entry = (tw_plugin_entry_fn)dlsym(h, TW_PLUGIN_ENTRY_SYMBOL);
     const struct tw_plugin_info *info = entry ? entry(TW_ABI_MAJOR, TW_ABI_MINOR) : NULL;
-    const char *why = !entry                                           ? "no entry point"
-                      : !info                                          ? "the entry point refused ABI 1.2"
-                      : info->size < TW_PLUGIN_INFO_SIZE_V1            ? "plugin info smaller than 1.0's"
-                      : info->abi_major != TW_ABI_MAJOR                ? "another ABI major"
+    const char *why = !entry                                                     ? "no entry point"
+                      : !info                                                    ? "the entry point refused ABI 1.2"
+                      : info->size < TW_PLUGIN_INFO_SIZE_V1                      ? "plugin info smaller than 1.0's"
+                      : info->abi_major != TW_ABI_MAJOR                          ? "another ABI major"
                       : !info->ops || info->ops->size < TW_TRANSPORT_OPS_SIZE_V1 ? "vtable smaller than 1.0's"
-                                                                        : NULL;
+                                                                                 : NULL;
     if (!why) {
         /* The table as this host knows it: its first sizeof bytes at most. */
         struct tw_transport_ops ops;
         memset(&ops, 0, sizeof ops);
         memcpy(&ops, info->ops, info->ops->size < sizeof ops ? info->ops->size : sizeof ops);
-        if (!ops.init || !ops.fini || !ops.loop_attach || !ops.listen || !ops.accept || !ops.connect ||
-            !ops.read || !ops.write || !ops.close || !ops.get_error || !ops.last_error)
+        if (!ops.init || !ops.fini || !ops.loop_attach || !ops.listen || !ops.accept || !ops.connect || !ops.read ||
+            !ops.write || !ops.close || !ops.get_error || !ops.last_error)
             why = "a required operation is missing";
         else
             printf("LOADED %s: %s (plugin ABI 1.%u, vtable %u bytes, this host reads %zu)\n", path, ops.name,

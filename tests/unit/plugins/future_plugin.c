@@ -71,7 +71,8 @@ static int f_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op, void
         q->rc = g_host->run_in_loop(q->loop, set_flag, q->ran);
         return 0;
     }
-    default: return -EOPNOTSUPP;
+    default:
+        return -EOPNOTSUPP;
     }
 }
 

@@ -36,7 +36,7 @@ struct future_run_in_loop {
 };
 
 enum future_ctrl_op {
-    FUTURE_CTRL_OBSERVED = 1, /* data: struct future_observed * */
+    FUTURE_CTRL_OBSERVED = 1,   /* data: struct future_observed * */
     FUTURE_CTRL_CONFIG_GET = 2, /* data: struct future_config_get * */
     FUTURE_CTRL_RUN_IN_LOOP = 3 /* data: struct future_run_in_loop * */
 };

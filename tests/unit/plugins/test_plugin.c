@@ -83,31 +83,110 @@ static int t_check_config(const struct tw_host *host, char *why, size_t why_len)
 #endif
 
 static void t_fini(tw_transport *t) { (void)t; }
-static int t_loop_attach(tw_transport *t, tw_loop *l, tw_transport_loop **o) { (void)t; (void)l; (void)o; return -ENOTSUP; }
+static int t_loop_attach(tw_transport *t, tw_loop *l, tw_transport_loop **o)
+{
+    (void)t;
+    (void)l;
+    (void)o;
+    return -ENOTSUP;
+}
 static void t_loop_detach(tw_transport_loop *tl) { (void)tl; }
-static int t_listen(tw_transport_loop *tl, const struct tw_listen_params *p, tw_listener **o) { (void)tl; (void)p; (void)o; return -ENOTSUP; }
+static int t_listen(tw_transport_loop *tl, const struct tw_listen_params *p, tw_listener **o)
+{
+    (void)tl;
+    (void)p;
+    (void)o;
+    return -ENOTSUP;
+}
 #ifndef VARIANT_NO_ACCEPT
-static int t_accept(tw_listener *l, tw_transport_loop *tl, tw_conn **o) { (void)l; (void)tl; (void)o; return -EAGAIN; }
+static int t_accept(tw_listener *l, tw_transport_loop *tl, tw_conn **o)
+{
+    (void)l;
+    (void)tl;
+    (void)o;
+    return -EAGAIN;
+}
 #endif
 static void t_listener_close(tw_listener *l) { (void)l; }
-static int t_connect(tw_transport_loop *tl, const struct tw_connect_params *p, tw_conn **o) { (void)tl; (void)p; (void)o; return -ENOTSUP; }
-static int t_set_callback(tw_conn *c, tw_conn_cb cb, void *a) { (void)c; (void)cb; (void)a; return -ENOTSUP; }
-static int t_set_events(tw_conn *c, uint32_t e) { (void)c; (void)e; return -ENOTSUP; }
-static ssize_t t_read(tw_conn *c, void *b, size_t n) { (void)c; (void)b; (void)n; return -ENOTSUP; }
-static ssize_t t_readv(tw_conn *c, const struct iovec *v, int n) { (void)c; (void)v; (void)n; return -ENOTSUP; }
-static ssize_t t_write(tw_conn *c, const void *b, size_t n) { (void)c; (void)b; (void)n; return -ENOTSUP; }
-static ssize_t t_writev(tw_conn *c, const struct iovec *v, int n) { (void)c; (void)v; (void)n; return -ENOTSUP; }
+static int t_connect(tw_transport_loop *tl, const struct tw_connect_params *p, tw_conn **o)
+{
+    (void)tl;
+    (void)p;
+    (void)o;
+    return -ENOTSUP;
+}
+static int t_set_callback(tw_conn *c, tw_conn_cb cb, void *a)
+{
+    (void)c;
+    (void)cb;
+    (void)a;
+    return -ENOTSUP;
+}
+static int t_set_events(tw_conn *c, uint32_t e)
+{
+    (void)c;
+    (void)e;
+    return -ENOTSUP;
+}
+static ssize_t t_read(tw_conn *c, void *b, size_t n)
+{
+    (void)c;
+    (void)b;
+    (void)n;
+    return -ENOTSUP;
+}
+static ssize_t t_readv(tw_conn *c, const struct iovec *v, int n)
+{
+    (void)c;
+    (void)v;
+    (void)n;
+    return -ENOTSUP;
+}
+static ssize_t t_write(tw_conn *c, const void *b, size_t n)
+{
+    (void)c;
+    (void)b;
+    (void)n;
+    return -ENOTSUP;
+}
+static ssize_t t_writev(tw_conn *c, const struct iovec *v, int n)
+{
+    (void)c;
+    (void)v;
+    (void)n;
+    return -ENOTSUP;
+}
 static void t_close(tw_conn *c) { (void)c; }
-static int t_get_error(tw_conn *c) { (void)c; return 0; }
-static const char *t_last_error(tw_conn *c) { (void)c; return ""; }
+static int t_get_error(tw_conn *c)
+{
+    (void)c;
+    return 0;
+}
+static const char *t_last_error(tw_conn *c)
+{
+    (void)c;
+    return "";
+}
 
 #ifdef VARIANT_RMA_NO_POST
 static int t_rma_expose(tw_conn *c, void *a, size_t n, uint32_t m, tw_rma_exposure **o, void *d, size_t *dl)
 {
-    (void)c; (void)a; (void)n; (void)m; (void)o; (void)d; (void)dl;
+    (void)c;
+    (void)a;
+    (void)n;
+    (void)m;
+    (void)o;
+    (void)d;
+    (void)dl;
     return -ENOTSUP;
 }
-static int t_rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg) { (void)e; (void)cb; (void)arg; return -ENOTSUP; }
+static int t_rma_revoke(tw_rma_exposure *e, tw_rma_cb cb, void *arg)
+{
+    (void)e;
+    (void)cb;
+    (void)arg;
+    return -ENOTSUP;
+}
 #endif
 
 static const struct tw_transport_ops t_ops = {

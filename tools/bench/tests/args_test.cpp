@@ -91,7 +91,8 @@ TEST_CASE("client mistakes get errors that say what is wrong", "[args]")
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--duration", "2", "--iterations", "5"}) ==
           "client: give --duration or --iterations, not both");
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--duration", "0"}).find("client: --duration") == 0);
-    CHECK(error_of({"client", "--host", "h", "--port", "1", "--transport", "u/dp"}).find("client: --transport: 'u/dp': ") == 0);
+    CHECK(error_of({"client", "--host", "h", "--port", "1", "--transport", "u/dp"})
+              .find("client: --transport: 'u/dp': ") == 0);
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--test", "fast"}).find("client: --test: 'fast'") == 0);
     CHECK(error_of({"client", "--host", "h", "--port", "1", "--frobnicate"}) == "client: unknown option --frobnicate");
     CHECK(error_of({"client", "--host"}) == "client: --host: 1 required ADDR missing");
@@ -140,8 +141,9 @@ TEST_CASE("resp defaults match redis-benchmark's and its options parse", "[args]
     CHECK(r.resp.keyspace == 10);
     CHECK(r.resp.tests == std::vector<RespTest>{RespTest::Get});
     CHECK(r.resp.json);
-    CHECK(error_of({"resp", "--tests", "set,hmset"}).find("resp: --tests: 'hmset' is not a test; expected a list of set, get, "
-                                                         "incr, lpush, mget") == 0);
+    CHECK(error_of({"resp", "--tests", "set,hmset"})
+              .find("resp: --tests: 'hmset' is not a test; expected a list of set, get, "
+                    "incr, lpush, mget") == 0);
     CHECK(error_of({"resp", "--keyspace", "0"}).find("resp: --keyspace: 0 is out of range") == 0);
     CHECK(error_of({"resp", "--clients", "0"}).find("resp: --clients") == 0);
 }
@@ -156,8 +158,8 @@ TEST_CASE("resp runs redis-benchmark's incr, lpush and mget tests beside set and
 TEST_CASE("short options mean what perftest, sockperf and redis-benchmark users expect, per mode", "[args]")
 {
     // perftest / sockperf: -s size, -n iterations, -D duration, -d device, -x GID index, -p port.
-    Invocation c = parse({"client", "--host", "h", "-p", "7000", "-s", "64,4k", "-n", "500", "-c", "3", "-t",
-                          "latency", "-d", "mlx5_0", "-x", "3"});
+    Invocation c = parse({"client", "--host", "h", "-p", "7000", "-s", "64,4k", "-n", "500", "-c", "3", "-t", "latency",
+                          "-d", "mlx5_0", "-x", "3"});
     CHECK(c.client.target.port == 7000);
     CHECK(c.client.sweep.sizes == std::vector<size_t>{64, 4096});
     CHECK(c.client.sweep.iterations == 500u);
@@ -170,8 +172,8 @@ TEST_CASE("short options mean what perftest, sockperf and redis-benchmark users 
     CHECK(parse({"client", "--host", "h", "-p", "1", "--bidirectional"}).client.sweep.bidirectional);
     CHECK(parse({"server", "-p", "9000", "-d", "rxe0"}).server.runtime.device == "rxe0");
     // redis-benchmark: -c clients, -n requests, -P pipeline, -d data size, -r keyspace, -t tests.
-    Invocation r = parse({"resp", "-p", "6380", "-c", "4", "-n", "99", "-P", "8", "-d", "100", "-r", "7", "-t",
-                          "get,incr"});
+    Invocation r =
+        parse({"resp", "-p", "6380", "-c", "4", "-n", "99", "-P", "8", "-d", "100", "-r", "7", "-t", "get,incr"});
     CHECK(r.resp.target.port == 6380);
     CHECK(r.resp.clients == 4);
     CHECK(r.resp.requests == 99);
@@ -207,7 +209,8 @@ TEST_CASE("--help alone lists the modes; --help after a mode gives that mode's o
     Invocation top = parse({"--help"});
     CHECK(top.mode == Mode::Help);
     CHECK(top.text.find("Usage: twinwire-bench [OPTIONS] [SUBCOMMAND]") != std::string::npos);
-    for (const char *mode : {"server", "client", "local", "resp"}) CHECK(top.text.find(std::string("\n  ") + mode) != std::string::npos);
+    for (const char *mode : {"server", "client", "local", "resp"})
+        CHECK(top.text.find(std::string("\n  ") + mode) != std::string::npos);
     Invocation client = parse({"client", "--help"}); // --host is required, but not to ask for help
     CHECK(client.mode == Mode::Help);
     CHECK(client.text.find("Usage: twinwire-bench client") != std::string::npos);

@@ -64,8 +64,8 @@ TEST_CASE("a histogram of one repeated value reports that value for every percen
 TEST_CASE("the tail percentiles see the rare slow samples", "[histogram]")
 {
     Histogram h;
-    for (int i = 0; i < 990; ++i) h.record(10000);   // 10 us
-    for (int i = 0; i < 10; ++i) h.record(5000000);  // 5 ms
+    for (int i = 0; i < 990; ++i) h.record(10000);  // 10 us
+    for (int i = 0; i < 10; ++i) h.record(5000000); // 5 ms
     CHECK(h.percentile(0.5) == Approx(10000).epsilon(0.008));
     CHECK(h.percentile(0.99) == Approx(10000).epsilon(0.008)); // rank 990 is still fast
     CHECK(h.percentile(0.999) == Approx(5000000).epsilon(0.008));

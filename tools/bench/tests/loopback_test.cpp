@@ -163,8 +163,7 @@ TEST_CASE("throughput both ways fails on an echo that is short or altered", "[lo
     CHECK(worker->acknowledged != worker->bytes);
 }
 
-TEST_CASE("a corrupted echo is reported as an error, not measured, on the copying and the zero-copy path",
-          "[loopback]")
+TEST_CASE("a corrupted echo is reported as an error, not measured, on the copying and the zero-copy path", "[loopback]")
 {
     const bool zero_copy = GENERATE(false, true);
     CAPTURE(zero_copy);
@@ -233,10 +232,13 @@ TEST_CASE("a test whose server never answers is aborted by the stall watchdog", 
     rt.start();
     auto listener = fake_server(rt, [](const std::string &) { return std::string(); });
     std::shared_ptr<LatencyWorker> worker;
-    run_one(rt, listener->port(), 1, [&worker](unsigned) {
-        worker = std::make_shared<LatencyWorker>(64, 100, 0);
-        return worker;
-    }, 1);
+    run_one(
+        rt, listener->port(), 1,
+        [&worker](unsigned) {
+            worker = std::make_shared<LatencyWorker>(64, 100, 0);
+            return worker;
+        },
+        1);
     REQUIRE(worker);
     CHECK(worker->error.find("no progress for") == 0);
 }

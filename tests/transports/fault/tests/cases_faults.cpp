@@ -27,8 +27,10 @@ using Clock = std::chrono::steady_clock;
 // the next loop turns (a burst ends by its timer), and return the fault log.
 std::string scripted_writes(uint64_t seed)
 {
-    use_fault({{"fault.seed", std::to_string(seed)}, {"fault.max_write", "1000"},
-               {"fault.eagain_probability", "0.2"}, {"fault.eagain_ms", "1"}});
+    use_fault({{"fault.seed", std::to_string(seed)},
+               {"fault.max_write", "1000"},
+               {"fault.eagain_probability", "0.2"},
+               {"fault.eagain_ms", "1"}});
     Env env;
     Server &server = env.listen();
     server.echo = false;
@@ -64,8 +66,7 @@ TEST_CASE("the same seed and the same calls give the same fault log, and another
     CHECK(first != other);
 }
 
-TEST_CASE("short writes and short reads cut every call to fault.max_write / fault.max_read and lose nothing",
-          "[data]")
+TEST_CASE("short writes and short reads cut every call to fault.max_write / fault.max_read and lose nothing", "[data]")
 {
     use_fault({{"fault.seed", "1"}, {"fault.max_write", "100"}, {"fault.max_read", "70"}});
     Env env;
@@ -102,7 +103,9 @@ TEST_CASE("latency holds bytes back by timers: an echo takes at least the latenc
 
 TEST_CASE("a stall delivers nothing for fault.stall_ms, then everything in order", "[data][delay]")
 {
-    use_fault({{"fault.seed", "1"}, {"fault.stall_probability", "1"}, {"fault.stall_ms", "150"},
+    use_fault({{"fault.seed", "1"},
+               {"fault.stall_probability", "1"},
+               {"fault.stall_ms", "150"},
                {"fault.target", "one-in:2"}}); // the accepted end (ordinal 2) stalls, the client not
     Env env;
     Server &server = env.listen();
@@ -248,7 +251,9 @@ TEST_CASE("fault.target selects connections: one-in:N every Nth, port:P those to
 TEST_CASE("under resets and refused connects, every echo gets every byte back in order or reports the error",
           "[data][reset][matrix]")
 {
-    use_fault({{"fault.seed", "2024"}, {"fault.reset_probability", "0.005"}, {"fault.max_write", "3000"},
+    use_fault({{"fault.seed", "2024"},
+               {"fault.reset_probability", "0.005"},
+               {"fault.max_write", "3000"},
                {"fault.connect_refuse_probability", "0.1"}});
     Env env;
     Server &server = env.listen();
@@ -309,8 +314,7 @@ TEST_CASE("fault.* keys are checked without init, and mistakes name the key, val
     CHECK(refused({{"fault.profile", "chaos"}, {"fault.max_write", "64k"}}) == "");
 }
 
-TEST_CASE("fault refuses at init an inner transport that cannot be loaded, and a host without transport_ops",
-          "[init]")
+TEST_CASE("fault refuses at init an inner transport that cannot be loaded, and a host without transport_ops", "[init]")
 {
     Config config = fault_test::fault_config({{"fault.inner", "nosuch"}});
     PluginLoadReport report;

@@ -58,17 +58,28 @@ enum tw_error {
 static inline const char *tw_strerror(int err)
 {
     switch (err < 0 ? -err : err) {
-    case TW_EFORKED: return "object used in a child after fork(); initialise twinwire after daemonising";
-    case TW_EABI: return "plugin ABI mismatch";
-    case TW_ENODEVICE: return "no usable device";
-    case TW_EPORTDOWN: return "no active port";
-    case TW_EMEMLOCK: return "RLIMIT_MEMLOCK too low";
-    case TW_EPEERPROTO: return "peer does not speak this transport";
-    case TW_EWC: return "work request completed with an error";
-    case TW_EPEERDEAD: return "peer stopped answering keepalives";
-    case TW_EBADFRAME: return "malformed frame from peer";
-    case TW_ECONFIG: return "invalid configuration";
-    default: return "unknown twinwire error";
+    case TW_EFORKED:
+        return "object used in a child after fork(); initialise twinwire after daemonising";
+    case TW_EABI:
+        return "plugin ABI mismatch";
+    case TW_ENODEVICE:
+        return "no usable device";
+    case TW_EPORTDOWN:
+        return "no active port";
+    case TW_EMEMLOCK:
+        return "RLIMIT_MEMLOCK too low";
+    case TW_EPEERPROTO:
+        return "peer does not speak this transport";
+    case TW_EWC:
+        return "work request completed with an error";
+    case TW_EPEERDEAD:
+        return "peer stopped answering keepalives";
+    case TW_EBADFRAME:
+        return "malformed frame from peer";
+    case TW_ECONFIG:
+        return "invalid configuration";
+    default:
+        return "unknown twinwire error";
     }
 }
 

@@ -35,19 +35,10 @@ typedef struct tw_watch tw_watch;
 typedef struct tw_timer tw_timer;
 
 /** Readiness bits for watch_add / watch_set and the watch callback. */
-enum tw_watch_events {
-    TW_WATCH_READ = 1u << 0,
-    TW_WATCH_WRITE = 1u << 1
-};
+enum tw_watch_events { TW_WATCH_READ = 1u << 0, TW_WATCH_WRITE = 1u << 1 };
 
 /** Log levels, most severe first. */
-enum tw_log_level {
-    TW_LOG_ERROR = 0,
-    TW_LOG_WARN = 1,
-    TW_LOG_INFO = 2,
-    TW_LOG_DEBUG = 3,
-    TW_LOG_TRACE = 4
-};
+enum tw_log_level { TW_LOG_ERROR = 0, TW_LOG_WARN = 1, TW_LOG_INFO = 2, TW_LOG_DEBUG = 3, TW_LOG_TRACE = 4 };
 
 /** Called on the loop's thread when `fd` is ready for `events` (a subset of
  *  the watched set).  The callback may modify or delete its own watch. */
@@ -174,8 +165,8 @@ struct tw_host {
      * transport by then.  Call it from init, on the host's main thread.
      * Appended in 1.2: check TW_HAS_MEMBER before calling.
      */
-    int (*transport_ops)(const struct tw_host *host, const char *name, const struct tw_transport_ops **out,
-                         char *why, size_t why_len);
+    int (*transport_ops)(const struct tw_host *host, const char *name, const struct tw_transport_ops **out, char *why,
+                         size_t why_len);
 };
 
 /** Size of the ABI 1.0 host table: the smallest a plugin must accept. */

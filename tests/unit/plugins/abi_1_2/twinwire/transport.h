@@ -160,7 +160,7 @@ struct tw_connect_params {
     uint32_t reserved;             /**< 0 */
 };
 
-#define TW_LISTEN_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_listen_params, arg)
+#define TW_LISTEN_PARAMS_SIZE_V1  TW_SIZE_THROUGH(struct tw_listen_params, arg)
 #define TW_CONNECT_PARAMS_SIZE_V1 TW_SIZE_THROUGH(struct tw_connect_params, reserved)
 
 /**
@@ -182,7 +182,10 @@ struct tw_buf {
 
 #define TW_BUF_SIZE_V1 TW_SIZE_THROUGH(struct tw_buf, token)
 /** An empty tw_buf with its size set: `struct tw_buf b = TW_BUF_INIT;` */
-#define TW_BUF_INIT {sizeof(struct tw_buf), 0, NULL, 0, 0, 0}
+#define TW_BUF_INIT                                                                                                    \
+    {                                                                                                                  \
+        sizeof(struct tw_buf), 0, NULL, 0, 0, 0                                                                        \
+    }
 
 /** What a transport puts in tw_conn_stats.version: its TW_ABI_MINOR. */
 #define TW_CONN_STATS_VERSION TW_ABI_MINOR
@@ -212,16 +215,16 @@ struct tw_conn_stats {
 
 /** Per-transport counters (all loops together). */
 struct tw_transport_stats {
-    uint32_t size;                 /**< set by the caller */
-    uint32_t version;              /**< set by the transport: its TW_ABI_MINOR */
-    uint64_t connections_open;     /**< connections currently allocated, handshaking included */
-    uint64_t connections_accepted; /**< handshakes completed by accept */
-    uint64_t connections_connected;/**< handshakes completed by connect */
-    uint64_t handshakes_aborted;   /**< incoming requests dropped before TW_EV_CONNECTED (stale, rejected) */
-    uint64_t registered_bytes;     /**< memory registered with the device */
-    uint64_t registered_in_use;    /**< of which currently lent to connections */
-    uint64_t pool_exhausted;       /**< allocations refused because the pool was full */
-    uint64_t quarantined_bytes;    /**< memory held back because a dead peer might still write it */
+    uint32_t size;                  /**< set by the caller */
+    uint32_t version;               /**< set by the transport: its TW_ABI_MINOR */
+    uint64_t connections_open;      /**< connections currently allocated, handshaking included */
+    uint64_t connections_accepted;  /**< handshakes completed by accept */
+    uint64_t connections_connected; /**< handshakes completed by connect */
+    uint64_t handshakes_aborted;    /**< incoming requests dropped before TW_EV_CONNECTED (stale, rejected) */
+    uint64_t registered_bytes;      /**< memory registered with the device */
+    uint64_t registered_in_use;     /**< of which currently lent to connections */
+    uint64_t pool_exhausted;        /**< allocations refused because the pool was full */
+    uint64_t quarantined_bytes;     /**< memory held back because a dead peer might still write it */
 };
 
 /**
@@ -237,8 +240,8 @@ struct tw_transport_stats {
  * given out here only; -EOPNOTSUPP for unknown ones in either namespace.
  */
 enum tw_ctrl_op {
-    TW_CTRL_GET_FD = 1,          /**< data: int *; the socket fd, or -ENOTSUP */
-    TW_CTRL_SET_NODELAY = 2,     /**< data: const int *; disable Nagle-style batching */
+    TW_CTRL_GET_FD = 1,             /**< data: int *; the socket fd, or -ENOTSUP */
+    TW_CTRL_SET_NODELAY = 2,        /**< data: const int *; disable Nagle-style batching */
     TW_CTRL_GET_TRANSPORT_STATS = 3 /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
 };
 
