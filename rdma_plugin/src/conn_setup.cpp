@@ -75,39 +75,39 @@ rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
     return p;
 }
 
-/// Create the QP on the loop's CQ for the id's device, take a block, post
-/// every receive.  Returns 0 or a negative code with *why.
-int setup_qp(tw_conn *c, std::string *why)
+/// The device rdma_cm chose for the id, if the transport may use it;
+/// nullptr with *rc and *why if not.
+Device *chosen_device(tw_conn *c, int *rc, std::string *why)
 {
-    tw_transport_loop *l = c->loop;
-    const Settings &s = l->t->cfg;
-    Device *dev = l->t->devices.find(c->res.id->verbs);
+    tw_transport *t = c->loop->t;
+    const Settings &s = t->cfg;
+    Device *dev = t->devices.find(c->res.id->verbs);
     if (!dev) {
         *why = "rdma_cm chose a device the transport did not open";
-        return -ENODEV;
+        *rc = -ENODEV;
+        return nullptr;
     }
     if (!dev->usable) {
         *why = format("the address resolves to RDMA device %s, which is not usable: %s", dev->name.c_str(),
                       dev->why_unusable.c_str());
-        return -ENETUNREACH;
+        *rc = -ENETUNREACH;
+        return nullptr;
     }
     if (s.port && c->res.id->port_num != s.port) {
         *why = format("the address resolves to %s port %u, not rdma.port = %u", dev->name.c_str(), c->res.id->port_num,
                       s.port);
-        return -ENETUNREACH;
+        *rc = -ENETUNREACH;
+        return nullptr;
     }
-    c->res.ldev = loop_device(l, dev, why);
-    if (!c->res.ldev) return -ENOMEM;
-    c->res.block = c->res.ldev->pool->take(why);
-    if (!c->res.block) {
-        c->stats.pool_exhausted += 1;
-        return -ENOBUFS;
-    }
-    int entries = static_cast<int>(s.sq_depth + s.recv_depth);
-    c->res.cq_slot = cq_reserve(c->res.ldev, entries, why);
-    if (c->res.cq_slot < 0) return -ENOMEM;
-    ibv_cq *cq = c->res.ldev->cqs[static_cast<size_t>(c->res.cq_slot)].cq;
+    return dev;
+}
 
+/// Create the RC QP on `cq` (inline data if the device allows it) and set
+/// its ACK timeout.  Returns 0 or a negative code with *why.
+int create_qp(tw_conn *c, Device *dev, ibv_cq *cq, std::string *why)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
     ibv_qp_init_attr attr{};
     attr.send_cq = cq;
     attr.recv_cq = cq;
@@ -133,11 +133,13 @@ int setup_qp(tw_conn *c, std::string *why)
     if (rdma_set_option(c->res.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
         logf(l->t, TW_LOG_DEBUG, "%s",
              call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
+    return 0;
+}
 
-    c->serial = l->next_serial++;
-    if (l->next_serial == 0) l->next_serial = 1;
-    l->serials[c->serial] = c;
-
+/// Lay the streams over the block: the receive ring (the grant's memory),
+/// the TX staging ring, then the receive and control buffers.
+void attach_block(tw_conn *c, const Settings &s)
+{
     c->rx.mem = c->res.block->ring;
     c->rx.size = s.ring_size;
     c->grant.mem = c->rx.mem;
@@ -148,11 +150,40 @@ int setup_qp(tw_conn *c, std::string *why)
     c->tx.ring = TxRing{c->tx.mem, c->tx.size, c->res.block->lkey, nullptr, 0};
     c->sq.recv_bufs = c->tx.mem + s.send_buffer_size;
     c->sq.ctrl_bufs = c->sq.recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+}
+
+/// Create the QP on the loop's CQ for the id's device, take a block, post
+/// every receive.  Returns 0 or a negative code with *why.
+int setup_qp(tw_conn *c, std::string *why)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
+    int rc = 0;
+    Device *dev = chosen_device(c, &rc, why);
+    if (!dev) return rc;
+    c->res.ldev = loop_device(l, dev, why);
+    if (!c->res.ldev) return -ENOMEM;
+    c->res.block = c->res.ldev->pool->take(why);
+    if (!c->res.block) {
+        c->stats.pool_exhausted += 1;
+        return -ENOBUFS;
+    }
+    int entries = static_cast<int>(s.sq_depth + s.recv_depth);
+    c->res.cq_slot = cq_reserve(c->res.ldev, entries, why);
+    if (c->res.cq_slot < 0) return -ENOMEM;
+    rc = create_qp(c, dev, c->res.ldev->cqs[static_cast<size_t>(c->res.cq_slot)].cq, why);
+    if (rc) return rc;
+
+    c->serial = l->next_serial++;
+    if (l->next_serial == 0) l->next_serial = 1;
+    l->serials[c->serial] = c;
+
+    attach_block(c, s);
     // The windows after the QP, never before: a process that dies with its
     // windows bound has its verbs objects destroyed newest first, and on rxe
     // a QP destroyed while a bound window still references it waits 50 s
     // for that reference (the killed-peer cases spent their time there).
-    int rc = grant_prepare(c, c->grant, why);
+    rc = grant_prepare(c, c->grant, why);
     if (rc) return rc;
     rc = post_recvs(c, 0, s.recv_depth);
     if (rc) {
@@ -261,6 +292,54 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
     (void)t;
 }
 
+/// ADDR_ERROR, ROUTE_ERROR, UNREACHABLE or CONNECT_ERROR: the handshake failed.
+void on_handshake_error(tw_conn *c, const rdma_cm_event &ev)
+{
+    tw_transport *t = c->loop->t;
+    if (c->state == ConnState::Accepting) {
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client: %s", c->peer_text.c_str(),
+             rdma_event_str(ev.event));
+        t->counters.handshakes_aborted += 1;
+    }
+    conn_fail(c, map_cm_failure(ev),
+              format("%s %s: %s (status %d)", c->is_client ? "connect to" : "accept from", c->peer_text.c_str(),
+                     rdma_event_str(ev.event), ev.status));
+}
+
+/// DISCONNECTED or TIMEWAIT_EXIT: during the handshake a failure; once
+/// established the end of the peer (clean after its SHUTDOWN, a reset if not).
+void on_disconnect_event(tw_conn *c, const rdma_cm_event &ev)
+{
+    tw_transport *t = c->loop->t;
+    if (ev.event == RDMA_CM_EVENT_TIMEWAIT_EXIT && c->state == ConnState::Established) return;
+    if (c->state != ConnState::Established) {
+        if (!c->is_client) {
+            logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (%s)", c->peer_text.c_str(),
+                 rdma_event_str(ev.event));
+            t->counters.handshakes_aborted += 1;
+        }
+        conn_fail(c, -ECONNABORTED, c->peer_text + ": disconnected during the handshake");
+        return;
+    }
+    mark_reached(c, kDisconnected);
+    if (reached(c, kHostClosed)) {
+        conn_check_linger(c);
+        return;
+    }
+    if (c->rx.peer_eof) {
+        // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
+        // end-of-stream, writes fail like on a closed socket.
+        c->tx.write_error = -EPIPE;
+        c->last_error = "write: broken pipe: " + c->peer_text +
+                        " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
+        mark_ready(c);
+    } else {
+        conn_fail(c, -ECONNRESET,
+                  "connection reset: " + c->peer_text +
+                      " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
+    }
+}
+
 } // namespace
 
 tw_conn *conn_new(tw_transport_loop *l)
@@ -365,14 +444,7 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
     case RDMA_CM_EVENT_ROUTE_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_CONNECT_ERROR:
-        if (c->state == ConnState::Accepting) {
-            logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client: %s", c->peer_text.c_str(),
-                 rdma_event_str(ev.event));
-            t->counters.handshakes_aborted += 1;
-        }
-        conn_fail(c, map_cm_failure(ev),
-                  format("%s %s: %s (status %d)", c->is_client ? "connect to" : "accept from", c->peer_text.c_str(),
-                         rdma_event_str(ev.event), ev.status));
+        on_handshake_error(c, ev);
         return;
     case RDMA_CM_EVENT_REJECTED:
         if (c->is_client) break;
@@ -387,33 +459,7 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-        if (ev.event == RDMA_CM_EVENT_TIMEWAIT_EXIT && c->state == ConnState::Established) return;
-        if (c->state != ConnState::Established) {
-            if (!c->is_client) {
-                logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (%s)", c->peer_text.c_str(),
-                     rdma_event_str(ev.event));
-                t->counters.handshakes_aborted += 1;
-            }
-            conn_fail(c, -ECONNABORTED, c->peer_text + ": disconnected during the handshake");
-            return;
-        }
-        mark_reached(c, kDisconnected);
-        if (reached(c, kHostClosed)) {
-            conn_check_linger(c);
-            return;
-        }
-        if (c->rx.peer_eof) {
-            // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
-            // end-of-stream, writes fail like on a closed socket.
-            c->tx.write_error = -EPIPE;
-            c->last_error = "write: broken pipe: " + c->peer_text +
-                            " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
-            mark_ready(c);
-        } else {
-            conn_fail(c, -ECONNRESET,
-                      "connection reset: " + c->peer_text +
-                          " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
-        }
+        on_disconnect_event(c, ev);
         return;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
     case RDMA_CM_EVENT_ADDR_CHANGE:

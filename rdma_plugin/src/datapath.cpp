@@ -147,20 +147,76 @@ namespace {
 /// WRITEs one data message may take (one per segment of the peer's ring).
 constexpr uint32_t kMaxPieces = 4;
 
+/// Free bytes of the peer's ring (bytes before remote.base went to the
+/// peer's previous ring).
+uint64_t peer_ring_free(const tw_conn *c)
+{
+    return c->peer.ring_size - (c->remote.written - std::max(c->remote.consumed, c->remote.base));
+}
+
+/// Whether credits and the peer's ring let a data message go; a stall is
+/// counted once when not.
+bool credits_allow_data(tw_conn *c, uint64_t r_free)
+{
+    if (c->credits.send > c->peer.credit_reserve && r_free != 0) return true;
+    if (!c->credits.stalled) {
+        c->credits.stalled = true;
+        c->stats.credit_stalls += 1;
+    }
+    return false;
+}
+
+/// Fill the WRITEs of one data message of `n` bytes (TX stream from
+/// tx.posted, the peer's ring from remote.written): one per segment of the
+/// peer's ring it touches, each with up to two SGEs (our ring wraps).
+/// Returns how many, chained; the caller makes the last one carry the
+/// immediate.
+uint32_t build_data_writes(tw_conn *c, uint64_t n, uint64_t seg, ibv_send_wr *wrs, ibv_sge (*sges)[2])
+{
+    uint32_t count = 0;
+    uint64_t done = 0;
+    uint32_t inline_max = c->res.ldev->max_inline;
+    while (done < n) {
+        uint64_t pos = c->remote.written + done - c->remote.base; // in the peer's ring
+        uint64_t roff = pos % c->peer.ring_size;
+        uint64_t piece = std::min<uint64_t>(n - done, seg - pos % seg);
+        ibv_send_wr &wr = wrs[count];
+        wr = ibv_send_wr{};
+        uint64_t local = c->tx.posted + done;
+        int nsge = 0;
+        uint64_t got = 0;
+        while (got < piece) {
+            uint64_t chunk = 0;
+            uint32_t lkey = 0;
+            uint8_t *at = tx_span(c, local + got, &lkey, &chunk, piece - got);
+            sges[count][nsge].addr = reinterpret_cast<uint64_t>(at);
+            sges[count][nsge].length = static_cast<uint32_t>(chunk);
+            sges[count][nsge].lkey = lkey;
+            ++nsge;
+            got += chunk;
+        }
+        uint64_t g = pos / seg; // the peer's cumulative segment
+        wr.sg_list = sges[count];
+        wr.num_sge = nsge;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.wr.rdma.remote_addr = c->peer.ring_addr + roff;
+        wr.wr.rdma.rkey = segment_rkey(c->remote.rkeys[g % kRingSegments], g / kRingSegments);
+        wr.wr_id = make_wr_id(c->serial, WrKind::Data, 0);
+        if (piece <= inline_max) wr.send_flags = IBV_SEND_INLINE;
+        if (count) wrs[count - 1].next = &wr;
+        ++count;
+        done += piece;
+    }
+    return count;
+}
+
 /// Post data from the TX ring; returns true when everything accepted is posted.
 bool pump_data(tw_conn *c)
 {
     // Nothing to write into before the peer named its ring (RING).
     while (c->tx.posted < c->tx.head && !c->error && c->remote.known && !c->sq.window_wait) {
-        // Bytes before remote.base went to the peer's previous ring.
-        uint64_t r_free = c->peer.ring_size - (c->remote.written - std::max(c->remote.consumed, c->remote.base));
-        if (c->credits.send <= c->peer.credit_reserve || r_free == 0) {
-            if (!c->credits.stalled) {
-                c->credits.stalled = true;
-                c->stats.credit_stalls += 1;
-            }
-            return false;
-        }
+        uint64_t r_free = peer_ring_free(c);
+        if (!credits_allow_data(c, r_free)) return false;
         if (sq_free(c) < 3) return false; // keep room for a control message
         c->credits.stalled = false;
         // One message for everything accepted: each message costs the peer a
@@ -178,46 +234,11 @@ bool pump_data(tw_conn *c)
         // More waits than the peer's ring holds now: say so (version 4), the
         // receiver's cue to offer a larger ring.
         bool more = c->version >= kProtoResize && n == r_free && c->tx.head - c->tx.posted > n;
-        // Each WRITE with up to two SGEs (our ring wraps); only the last
-        // carries the immediate.
         // Filled per piece used: zeroing all four requests costs more than
         // the small message they usually carry.
         ibv_send_wr wrs[kMaxPieces];
         ibv_sge sges[kMaxPieces][2];
-        uint32_t count = 0;
-        uint64_t done = 0;
-        uint32_t inline_max = c->res.ldev->max_inline;
-        while (done < n) {
-            uint64_t pos = c->remote.written + done - c->remote.base; // in the peer's ring
-            uint64_t roff = pos % c->peer.ring_size;
-            uint64_t piece = std::min<uint64_t>(n - done, seg - pos % seg);
-            ibv_send_wr &wr = wrs[count];
-            wr = ibv_send_wr{};
-            uint64_t local = c->tx.posted + done;
-            int nsge = 0;
-            uint64_t got = 0;
-            while (got < piece) {
-                uint64_t chunk = 0;
-                uint32_t lkey = 0;
-                uint8_t *at = tx_span(c, local + got, &lkey, &chunk, piece - got);
-                sges[count][nsge].addr = reinterpret_cast<uint64_t>(at);
-                sges[count][nsge].length = static_cast<uint32_t>(chunk);
-                sges[count][nsge].lkey = lkey;
-                ++nsge;
-                got += chunk;
-            }
-            uint64_t g = pos / seg; // the peer's cumulative segment
-            wr.sg_list = sges[count];
-            wr.num_sge = nsge;
-            wr.opcode = IBV_WR_RDMA_WRITE;
-            wr.wr.rdma.remote_addr = c->peer.ring_addr + roff;
-            wr.wr.rdma.rkey = segment_rkey(c->remote.rkeys[g % kRingSegments], g / kRingSegments);
-            wr.wr_id = make_wr_id(c->serial, WrKind::Data, 0);
-            if (piece <= inline_max) wr.send_flags = IBV_SEND_INLINE;
-            if (count) wrs[count - 1].next = &wr;
-            ++count;
-            done += piece;
-        }
+        uint32_t count = build_data_writes(c, n, seg, wrs, sges);
         ibv_send_wr &last = wrs[count - 1];
         last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         uint32_t credits = take_owed(c, kImmMaxCredits);
