@@ -47,7 +47,7 @@ WireHello own_hello(tw_conn *c)
     h.proto_max = kProtoMax;
     h.proto_chosen = c->version;
     h.features = 0;
-    h.ring_size = static_cast<uint32_t>(c->rx_size);
+    h.ring_size = static_cast<uint32_t>(c->rx.size);
     h.recv_depth = static_cast<uint16_t>(s.recv_depth);
     h.credit_reserve = static_cast<uint16_t>(s.control_credits);
     return h;
@@ -56,7 +56,7 @@ WireHello own_hello(tw_conn *c)
 void apply_peer(tw_conn *c, const WireHello &peer)
 {
     c->peer = peer;
-    c->send_credits = peer.recv_depth;
+    c->credits.send = peer.recv_depth;
 }
 
 rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
@@ -67,7 +67,7 @@ rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
     p.private_data_len = plen;
     // RDMA READ (rma_post) both ways: the client asks for what its device
     // allows, the server takes what rdma_cm negotiated from that request.
-    Device *dev = c->ldev ? c->ldev->dev : nullptr;
+    Device *dev = c->res.ldev ? c->res.ldev->dev : nullptr;
     p.responder_resources = !c->is_client ? RDMA_MAX_RESP_RES : dev ? rma_responder_resources(dev) : 0;
     p.initiator_depth = !c->is_client ? RDMA_MAX_INIT_DEPTH : dev ? rma_initiator_depth(dev) : 0;
     p.retry_count = static_cast<uint8_t>(s.retry_count);
@@ -75,39 +75,39 @@ rdma_conn_param conn_param(tw_conn *c, const void *pdata, uint8_t plen)
     return p;
 }
 
-/// Create the QP on the loop's CQ for the id's device, take a block, post
-/// every receive.  Returns 0 or a negative code with *why.
-int setup_qp(tw_conn *c, std::string *why)
+/// The device rdma_cm chose for the id, if the transport may use it;
+/// nullptr with *rc and *why if not.
+Device *chosen_device(tw_conn *c, int *rc, std::string *why)
 {
-    tw_transport_loop *l = c->loop;
-    const Settings &s = l->t->cfg;
-    Device *dev = l->t->devices.find(c->id->verbs);
+    tw_transport *t = c->loop->t;
+    const Settings &s = t->cfg;
+    Device *dev = t->devices.find(c->res.id->verbs);
     if (!dev) {
         *why = "rdma_cm chose a device the transport did not open";
-        return -ENODEV;
+        *rc = -ENODEV;
+        return nullptr;
     }
     if (!dev->usable) {
         *why = format("the address resolves to RDMA device %s, which is not usable: %s", dev->name.c_str(),
                       dev->why_unusable.c_str());
-        return -ENETUNREACH;
+        *rc = -ENETUNREACH;
+        return nullptr;
     }
-    if (s.port && c->id->port_num != s.port) {
-        *why = format("the address resolves to %s port %u, not rdma.port = %u", dev->name.c_str(), c->id->port_num,
+    if (s.port && c->res.id->port_num != s.port) {
+        *why = format("the address resolves to %s port %u, not rdma.port = %u", dev->name.c_str(), c->res.id->port_num,
                       s.port);
-        return -ENETUNREACH;
+        *rc = -ENETUNREACH;
+        return nullptr;
     }
-    c->ldev = loop_device(l, dev, why);
-    if (!c->ldev) return -ENOMEM;
-    c->block = c->ldev->pool->take(why);
-    if (!c->block) {
-        c->stats.pool_exhausted += 1;
-        return -ENOBUFS;
-    }
-    int entries = static_cast<int>(s.sq_depth + s.recv_depth);
-    c->cq_slot = cq_reserve(c->ldev, entries, why);
-    if (c->cq_slot < 0) return -ENOMEM;
-    ibv_cq *cq = c->ldev->cqs[static_cast<size_t>(c->cq_slot)].cq;
+    return dev;
+}
 
+/// Create the RC QP on `cq` (inline data if the device allows it) and set
+/// its ACK timeout.  Returns 0 or a negative code with *why.
+int create_qp(tw_conn *c, Device *dev, ibv_cq *cq, std::string *why)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
     ibv_qp_init_attr attr{};
     attr.send_cq = cq;
     attr.recv_cq = cq;
@@ -118,41 +118,72 @@ int setup_qp(tw_conn *c, std::string *why)
     attr.cap.max_send_sge = 2;
     attr.cap.max_recv_sge = 1;
     attr.cap.max_inline_data = 64;
-    if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
+    if (rdma_create_qp(c->res.id, dev->pd, &attr) != 0) {
         // Some devices cannot inline; retry without.
         attr.cap.max_inline_data = 0;
-        if (rdma_create_qp(c->id, dev->pd, &attr) != 0) {
+        if (rdma_create_qp(c->res.id, dev->pd, &attr) != 0) {
             int err = errno;
             *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
             return -err;
         }
     }
-    c->qp = c->id->qp;
-    c->ldev->max_inline = attr.cap.max_inline_data;
+    c->res.qp = c->res.id->qp;
+    c->res.ldev->max_inline = attr.cap.max_inline_data;
     uint8_t timeout = static_cast<uint8_t>(s.qp_timeout);
-    if (rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
+    if (rdma_set_option(c->res.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout) != 0)
         logf(l->t, TW_LOG_DEBUG, "%s",
              call_failed("rdma_set_option(ACK_TIMEOUT)", errno, "the kernel default applies").c_str());
+    return 0;
+}
+
+/// Lay the streams over the block: the receive ring (the grant's memory),
+/// the TX staging ring, then the receive and control buffers.
+void attach_block(tw_conn *c, const Settings &s)
+{
+    c->rx.mem = c->res.block->ring;
+    c->rx.size = s.ring_size;
+    c->grant.mem = c->rx.mem;
+    c->grant.size = c->rx.size;
+    c->grant.mr = c->res.block->ring_mr;
+    c->tx.mem = c->res.block->local;
+    c->tx.size = s.send_buffer_size;
+    c->tx.ring = TxRing{c->tx.mem, c->tx.size, c->res.block->lkey, nullptr, 0};
+    c->sq.recv_bufs = c->tx.mem + s.send_buffer_size;
+    c->sq.ctrl_bufs = c->sq.recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+}
+
+/// Create the QP on the loop's CQ for the id's device, take a block, post
+/// every receive.  Returns 0 or a negative code with *why.
+int setup_qp(tw_conn *c, std::string *why)
+{
+    tw_transport_loop *l = c->loop;
+    const Settings &s = l->t->cfg;
+    int rc = 0;
+    Device *dev = chosen_device(c, &rc, why);
+    if (!dev) return rc;
+    c->res.ldev = loop_device(l, dev, why);
+    if (!c->res.ldev) return -ENOMEM;
+    c->res.block = c->res.ldev->pool->take(why);
+    if (!c->res.block) {
+        c->stats.pool_exhausted += 1;
+        return -ENOBUFS;
+    }
+    int entries = static_cast<int>(s.sq_depth + s.recv_depth);
+    c->res.cq_slot = cq_reserve(c->res.ldev, entries, why);
+    if (c->res.cq_slot < 0) return -ENOMEM;
+    rc = create_qp(c, dev, c->res.ldev->cqs[static_cast<size_t>(c->res.cq_slot)].cq, why);
+    if (rc) return rc;
 
     c->serial = l->next_serial++;
     if (l->next_serial == 0) l->next_serial = 1;
     l->serials[c->serial] = c;
 
-    c->rx = c->block->ring;
-    c->rx_size = s.ring_size;
-    c->grant.mem = c->rx;
-    c->grant.size = c->rx_size;
-    c->grant.mr = c->block->ring_mr;
-    c->tx = c->block->local;
-    c->tx_size = s.send_buffer_size;
-    c->tx_ring = TxRing{c->tx, c->tx_size, c->block->lkey, nullptr, 0};
-    c->recv_bufs = c->tx + s.send_buffer_size;
-    c->ctrl_bufs = c->recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+    attach_block(c, s);
     // The windows after the QP, never before: a process that dies with its
     // windows bound has its verbs objects destroyed newest first, and on rxe
     // a QP destroyed while a bound window still references it waits 50 s
     // for that reference (the killed-peer cases spent their time there).
-    int rc = grant_prepare(c, c->grant, why);
+    rc = grant_prepare(c, c->grant, why);
     if (rc) return rc;
     rc = post_recvs(c, 0, s.recv_depth);
     if (rc) {
@@ -165,10 +196,10 @@ int setup_qp(tw_conn *c, std::string *why)
 void established(tw_conn *c)
 {
     c->state = ConnState::Established;
-    c->was_established = true;
-    c->connected_pending = true;
-    c->last_rx_ns = now_ns(c->loop->t);
-    c->last_data_ns = c->last_rx_ns;
+    mark_reached(c, kWasEstablished);
+    c->host.connected_pending = true;
+    c->live.last_rx_ns = now_ns(c->loop->t);
+    c->resize.last_data_ns = c->live.last_rx_ns;
     c->deadline_ns = 0;
     if (c->is_client) c->loop->t->counters.connections_connected += 1;
     else c->loop->t->counters.connections_accepted += 1;
@@ -203,8 +234,8 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
     case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (c->state != ConnState::ResolvingAddr) return;
         c->state = ConnState::ResolvingRoute;
-        c->addr_resolved_ns = now_ns(t);
-        if (rdma_resolve_route(c->id, remaining_ms(c)) != 0)
+        c->client.addr_resolved_ns = now_ns(t);
+        if (rdma_resolve_route(c->res.id, remaining_ms(c)) != 0)
             conn_fail(c, -EHOSTUNREACH, call_failed("rdma_resolve_route", errno));
         return;
     case RDMA_CM_EVENT_ROUTE_RESOLVED: {
@@ -218,7 +249,7 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
         WireHello wire = hello_to_wire(own_hello(c));
         rdma_conn_param p = conn_param(c, &wire, sizeof wire);
         c->state = ConnState::Connecting;
-        if (rdma_connect(c->id, &p) != 0) conn_fail(c, -errno, call_failed("rdma_connect", errno));
+        if (rdma_connect(c->res.id, &p) != 0) conn_fail(c, -errno, call_failed("rdma_connect", errno));
         return;
     }
     case RDMA_CM_EVENT_ESTABLISHED: {
@@ -261,6 +292,54 @@ void client_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, size_t
     (void)t;
 }
 
+/// ADDR_ERROR, ROUTE_ERROR, UNREACHABLE or CONNECT_ERROR: the handshake failed.
+void on_handshake_error(tw_conn *c, const rdma_cm_event &ev)
+{
+    tw_transport *t = c->loop->t;
+    if (c->state == ConnState::Accepting) {
+        logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client: %s", c->peer_text.c_str(),
+             rdma_event_str(ev.event));
+        t->counters.handshakes_aborted += 1;
+    }
+    conn_fail(c, map_cm_failure(ev),
+              format("%s %s: %s (status %d)", c->is_client ? "connect to" : "accept from", c->peer_text.c_str(),
+                     rdma_event_str(ev.event), ev.status));
+}
+
+/// DISCONNECTED or TIMEWAIT_EXIT: during the handshake a failure; once
+/// established the end of the peer (clean after its SHUTDOWN, a reset if not).
+void on_disconnect_event(tw_conn *c, const rdma_cm_event &ev)
+{
+    tw_transport *t = c->loop->t;
+    if (ev.event == RDMA_CM_EVENT_TIMEWAIT_EXIT && c->state == ConnState::Established) return;
+    if (c->state != ConnState::Established) {
+        if (!c->is_client) {
+            logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (%s)", c->peer_text.c_str(),
+                 rdma_event_str(ev.event));
+            t->counters.handshakes_aborted += 1;
+        }
+        conn_fail(c, -ECONNABORTED, c->peer_text + ": disconnected during the handshake");
+        return;
+    }
+    mark_reached(c, kDisconnected);
+    if (reached(c, kHostClosed)) {
+        conn_check_linger(c);
+        return;
+    }
+    if (c->rx.peer_eof) {
+        // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
+        // end-of-stream, writes fail like on a closed socket.
+        c->tx.write_error = -EPIPE;
+        c->last_error = "write: broken pipe: " + c->peer_text +
+                        " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
+        mark_ready(c);
+    } else {
+        conn_fail(c, -ECONNRESET,
+                  "connection reset: " + c->peer_text +
+                      " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
+    }
+}
+
 } // namespace
 
 tw_conn *conn_new(tw_transport_loop *l)
@@ -290,22 +369,22 @@ void conn_delete(tw_conn *c)
 static void start_resolve(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
-    if (c->id) {
-        rdma_destroy_id(c->id);
-        c->id = nullptr;
+    if (c->res.id) {
+        rdma_destroy_id(c->res.id);
+        c->res.id = nullptr;
     }
-    if (rdma_create_id(l->cm, &c->id, c, RDMA_PS_TCP) != 0) {
+    if (rdma_create_id(l->cm, &c->res.id, c, RDMA_PS_TCP) != 0) {
         int err = errno;
-        c->id = nullptr;
+        c->res.id = nullptr;
         conn_fail(c, -err, call_failed("rdma_create_id", err));
         return;
     }
     c->state = ConnState::ResolvingAddr;
-    c->resolve_steps += 1;
-    bool bind = c->src.ss_family != 0;
+    c->client.resolve_steps += 1;
+    bool bind = c->client.src.ss_family != 0;
     int step = remaining_ms(c) < 1000 ? remaining_ms(c) : 1000;
-    if (rdma_resolve_addr(c->id, bind ? reinterpret_cast<sockaddr *>(&c->src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&c->dst), step) != 0) {
+    if (rdma_resolve_addr(c->res.id, bind ? reinterpret_cast<sockaddr *>(&c->client.src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&c->client.dst), step) != 0) {
         int err = errno;
         int code = err == ENODEV || err == EADDRNOTAVAIL || err == ENETUNREACH ? -ENETUNREACH : -EHOSTUNREACH;
         conn_fail(c, code,
@@ -324,19 +403,20 @@ int conn_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out
     tw_conn *c = conn_new(l);
     c->is_client = true;
     c->peer_text = sockaddr_text(p->addr);
-    c->timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
-    c->started_ns = now_ns(l->t);
-    c->deadline_ns = c->started_ns + c->timeout_ms * 1000000ull;
+    c->client.timeout_ms = p->timeout_ms ? p->timeout_ms : kDefaultConnectTimeoutMs;
+    c->client.started_ns = now_ns(l->t);
+    c->deadline_ns = c->client.started_ns + c->client.timeout_ms * 1000000ull;
     *out = c;
-    std::memcpy(&c->dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    std::memcpy(&c->client.dst, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     if (p->source) {
-        std::memcpy(&c->src, p->source, p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+        std::memcpy(&c->client.src, p->source,
+                    p->source->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     } else if (l->t->cfg.gid_index >= 0) {
         // rdma_cm picks the GID from the source address: rdma.gid_index is
         // applied by binding the address that GID entry carries.
         std::string why;
-        if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->src, &why)) {
-            c->src.ss_family = 0;
+        if (!l->t->devices.gid_source(l->t->cfg, p->addr->sa_family, &c->client.src, &why)) {
+            c->client.src.ss_family = 0;
             logf(l->t, TW_LOG_DEBUG, "connect to %s: rdma.gid_index not applied: %s", c->peer_text.c_str(),
                  why.c_str());
         }
@@ -364,14 +444,7 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
     case RDMA_CM_EVENT_ROUTE_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_CONNECT_ERROR:
-        if (c->state == ConnState::Accepting) {
-            logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client: %s", c->peer_text.c_str(),
-                 rdma_event_str(ev.event));
-            t->counters.handshakes_aborted += 1;
-        }
-        conn_fail(c, map_cm_failure(ev),
-                  format("%s %s: %s (status %d)", c->is_client ? "connect to" : "accept from", c->peer_text.c_str(),
-                         rdma_event_str(ev.event), ev.status));
+        on_handshake_error(c, ev);
         return;
     case RDMA_CM_EVENT_REJECTED:
         if (c->is_client) break;
@@ -386,33 +459,7 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-        if (ev.event == RDMA_CM_EVENT_TIMEWAIT_EXIT && c->state == ConnState::Established) return;
-        if (c->state != ConnState::Established) {
-            if (!c->is_client) {
-                logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned by the client (%s)", c->peer_text.c_str(),
-                     rdma_event_str(ev.event));
-                t->counters.handshakes_aborted += 1;
-            }
-            conn_fail(c, -ECONNABORTED, c->peer_text + ": disconnected during the handshake");
-            return;
-        }
-        c->disconnected = true;
-        if (c->host_closed) {
-            conn_check_linger(c);
-            return;
-        }
-        if (c->peer_eof) {
-            // The peer ended cleanly (SHUTDOWN, then disconnect): reads give
-            // end-of-stream, writes fail like on a closed socket.
-            c->write_error = -EPIPE;
-            c->last_error = "write: broken pipe: " + c->peer_text +
-                            " closed the connection (SHUTDOWN, then disconnect); nothing more can be sent";
-            mark_ready(c);
-        } else {
-            conn_fail(c, -ECONNRESET,
-                      "connection reset: " + c->peer_text +
-                          " disconnected without SHUTDOWN (peer process killed or closed abruptly)");
-        }
+        on_disconnect_event(c, ev);
         return;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
     case RDMA_CM_EVENT_ADDR_CHANGE:
@@ -450,7 +497,7 @@ void conn_accept_on_target(void *arg)
     if (rc) {
         RejectReason reason = rc == -ENOBUFS ? RejectReason::PoolExhausted : RejectReason::Resources;
         WireReject rej = reject_make(reason, "server: " + why);
-        rdma_reject(c->id, &rej, sizeof rej);
+        rdma_reject(c->res.id, &rej, sizeof rej);
         logf(t, TW_LOG_WARN, "refused RDMA connection from %s: %s", c->peer_text.c_str(), why.c_str());
         t->counters.handshakes_aborted += 1;
         conn_fail(c, rc, "accept from " + c->peer_text + ": " + why);
@@ -459,7 +506,7 @@ void conn_accept_on_target(void *arg)
     apply_peer(c, c->client_hello);
     WireHello wire = hello_to_wire(own_hello(c));
     rdma_conn_param p = conn_param(c, &wire, sizeof wire);
-    if (rdma_accept(c->id, &p) != 0) {
+    if (rdma_accept(c->res.id, &p) != 0) {
         int err = errno;
         logf(t, TW_LOG_DEBUG, "incoming connection from %s abandoned before accept: %s", c->peer_text.c_str(),
              call_failed("rdma_accept", err).c_str());
@@ -474,23 +521,23 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     tw_transport *t = c->loop->t;
     c->error = code;
     c->last_error = text;
-    c->error_pending = true;
+    c->host.error_pending = true;
     logf(t, TW_LOG_DEBUG, "connection %s failed: %s", c->peer_text.c_str(), text.c_str());
     rma_on_fail(c);
     // A failed (or dead) peer loses its right to write at once; the bytes
     // it wrote stay readable.
     grant_revoke(c, c->grant);
-    grant_revoke(c, c->next);
-    if (c->state != ConnState::Established || c->host_closed) {
+    grant_revoke(c, c->resize.next);
+    if (c->state != ConnState::Established || reached(c, kHostClosed)) {
         // No data can be lost: release the verbs resources now (a client that
         // timed out lets the server see its request die).
         conn_teardown(c);
-    } else if (c->id && !c->disconnected) {
-        c->disconnected = true;
-        rdma_disconnect(c->id);
+    } else if (c->res.id && !reached(c, kDisconnected)) {
+        mark_reached(c, kDisconnected);
+        rdma_disconnect(c->res.id);
     }
-    if (c->host_closed && !c->reaped) {
-        c->reaped = true;
+    if (reached(c, kHostClosed) && !reached(c, kReaped)) {
+        mark_reached(c, kReaped);
         c->loop->reap.push_back(c);
     }
     mark_ready(c);
@@ -509,19 +556,20 @@ void conn_teardown(tw_conn *c)
     // reused at once.
     bool revoked = resize_teardown(c, grant_revoke(c, c->grant));
     rma_drop_windows(c); // before the QP: a bound window would hold its destruction
-    if (c->id) {
-        if (c->qp && !c->disconnected && c->state == ConnState::Established) rdma_disconnect(c->id);
-        if (c->qp) rdma_destroy_qp(c->id);
-        c->qp = nullptr;
-        rdma_destroy_id(c->id);
-        c->id = nullptr;
+    if (c->res.id) {
+        if (c->res.qp && !reached(c, kDisconnected) && c->state == ConnState::Established) rdma_disconnect(c->res.id);
+        if (c->res.qp) rdma_destroy_qp(c->res.id);
+        c->res.qp = nullptr;
+        rdma_destroy_id(c->res.id);
+        c->res.id = nullptr;
     }
-    if (c->ldev && c->cq_slot >= 0) cq_release(c->ldev, c->cq_slot, static_cast<int>(s.sq_depth + s.recv_depth));
-    c->cq_slot = -1;
-    if (c->block) {
-        if (revoked) c->ldev->pool->give_back(c->block);
-        else c->ldev->pool->retire(c->block);
-        c->block = nullptr;
+    if (c->res.ldev && c->res.cq_slot >= 0)
+        cq_release(c->res.ldev, c->res.cq_slot, static_cast<int>(s.sq_depth + s.recv_depth));
+    c->res.cq_slot = -1;
+    if (c->res.block) {
+        if (revoked) c->res.ldev->pool->give_back(c->res.block);
+        else c->res.ldev->pool->retire(c->res.block);
+        c->res.block = nullptr;
     }
     if (c->state != ConnState::Finished && c->listener) c->listener = nullptr;
     c->state = ConnState::Finished;
@@ -530,28 +578,28 @@ void conn_teardown(tw_conn *c)
 void conn_close(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
-    c->host_closed = true;
-    c->cb = nullptr;
-    c->borrowed = false;
+    mark_reached(c, kHostClosed);
+    c->host.cb = nullptr;
+    c->rx.borrowed = false;
     // Closing with unread bytes is an abortive close, as with TCP: the peer
     // gets a reset (DISCONNECTED without SHUTDOWN), not a clean end.
-    bool unread = c->rx_tail > c->rx_head && !c->rd_shut;
+    bool unread = c->rx.tail > c->rx.head && !c->rx.rd_shut;
     // Windows go now; a transfer the device may still make into (or from)
     // application memory is stopped by a reset, never waited for.
     bool rma_busy = rma_on_close(c);
-    if (c->state != ConnState::Established || c->error || c->disconnected || unread || rma_busy ||
+    if (c->state != ConnState::Established || c->error || reached(c, kDisconnected) || unread || rma_busy ||
         l->t->cfg.linger_ms == 0) {
         if (c->state != ConnState::Finished) conn_teardown(c);
-        if (!c->reaped) {
-            c->reaped = true;
+        if (!reached(c, kReaped)) {
+            mark_reached(c, kReaped);
             l->reap.push_back(c);
         }
         return;
     }
     // Healthy: flush what was accepted, send SHUTDOWN, wait (bounded) for
     // the peer to end too, then disconnect.
-    c->wr_shut = true;
-    c->want_shutdown = true;
+    c->tx.wr_shut = true;
+    owe(c, kOweShutdown);
     c->deadline_ns = now_ns(l->t) + l->t->cfg.linger_ms * 1000000ull;
     conn_pump(c);
     conn_check_linger(c);
@@ -559,13 +607,13 @@ void conn_close(tw_conn *c)
 
 void conn_check_linger(tw_conn *c)
 {
-    if (!c->host_closed || c->reaped) return;
+    if (!reached(c, kHostClosed) || reached(c, kReaped)) return;
     // Done when both ends said SHUTDOWN and ours is acknowledged, or when
     // the connection is gone anyway (disconnected, failed).
-    bool clean = c->shutdown_acked && c->peer_eof;
-    if (!clean && !c->disconnected && !c->error) return;
+    bool clean = reached(c, kShutdownAcked) && c->rx.peer_eof;
+    if (!clean && !reached(c, kDisconnected) && !c->error) return;
     conn_teardown(c);
-    c->reaped = true;
+    mark_reached(c, kReaped);
     c->loop->reap.push_back(c);
 }
 
@@ -573,13 +621,13 @@ void conn_tick(tw_conn *c, uint64_t now)
 {
     tw_transport *t = c->loop->t;
     const Settings &s = t->cfg;
-    if (c->state == ConnState::Finished || c->reaped) return;
-    if (c->host_closed) {
+    if (c->state == ConnState::Finished || reached(c, kReaped)) return;
+    if (reached(c, kHostClosed)) {
         if (c->deadline_ns && now >= c->deadline_ns) {
             logf(t, TW_LOG_DEBUG, "connection %s: linger of %u ms ended before the peer finished", c->peer_text.c_str(),
                  s.linger_ms);
             conn_teardown(c);
-            c->reaped = true;
+            mark_reached(c, kReaped);
             c->loop->reap.push_back(c);
         }
         return;
@@ -590,30 +638,31 @@ void conn_tick(tw_conn *c, uint64_t now)
             std::string detail;
             if (c->is_client)
                 detail = format("; address resolved %s after %u step(s)",
-                                c->addr_resolved_ns ? format("%llu ms after the start",
-                                                             static_cast<unsigned long long>(
-                                                                 (c->addr_resolved_ns - c->started_ns) / 1000000ull))
-                                                          .c_str()
-                                                    : "never",
-                                c->resolve_steps);
+                                c->client.addr_resolved_ns
+                                    ? format("%llu ms after the start",
+                                             static_cast<unsigned long long>(
+                                                 (c->client.addr_resolved_ns - c->client.started_ns) / 1000000ull))
+                                          .c_str()
+                                    : "never",
+                                c->client.resolve_steps);
             conn_fail(c, -ETIMEDOUT,
                       format("%s %s timed out after %u ms (%s%s)", c->is_client ? "connect to" : "accept from",
-                             c->peer_text.c_str(), c->is_client ? c->timeout_ms : s.dead_peer_ms, state_name(c->state),
-                             detail.c_str()));
+                             c->peer_text.c_str(), c->is_client ? c->client.timeout_ms : s.dead_peer_ms,
+                             state_name(c->state), detail.c_str()));
         }
         return;
     }
-    if (c->error || c->disconnected) return;
-    uint64_t idle = now - c->last_rx_ns;
+    if (c->error || reached(c, kDisconnected)) return;
+    uint64_t idle = now - c->live.last_rx_ns;
     if (idle >= s.dead_peer_ms * 1000000ull) {
         conn_fail(c, -TW_EPEERDEAD,
                   format("peer %s silent for %llu ms (rdma.dead_peer_ms = %u): no completion, no keepalive answer",
                          c->peer_text.c_str(), static_cast<unsigned long long>(idle / 1000000ull), s.dead_peer_ms));
         return;
     }
-    if (idle >= s.keepalive_ms * 1000000ull && now - c->ka_sent_ns >= s.keepalive_ms * 1000000ull) {
-        c->want_keepalive = true;
-        c->ka_sent_ns = now;
+    if (idle >= s.keepalive_ms * 1000000ull && now - c->live.ka_sent_ns >= s.keepalive_ms * 1000000ull) {
+        owe(c, kOweKeepalive);
+        c->live.ka_sent_ns = now;
         conn_pump(c);
     }
     resize_on_tick(c, now);

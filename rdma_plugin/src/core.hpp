@@ -98,7 +98,7 @@ struct RingGrant {
     uint32_t gen = 0;           ///< which ring of the connection (signal marks name it)
     ibv_mw *mw[kRingSegments] = {};
     uint32_t lap0_rkey[kRingSegments] = {}; ///< key of each window's first binding
-    uint64_t seg = 0;                       ///< segment size (rx_size / kRingSegments)
+    uint64_t seg = 0;                       ///< segment size (rx.size / kRingSegments)
     uint64_t binds_posted = 0;              ///< segments whose bind was posted
     uint64_t binds_done = 0;                ///< segments whose bind completed (the peer may be told)
     uint64_t invalidated = 0;               ///< segments whose window was invalidated (filled)
@@ -107,9 +107,9 @@ struct RingGrant {
 
 /// What a signalled send completion frees: everything posted up to it.
 struct SignalMark {
-    uint64_t wr_seq;    ///< wr_posted after the signalled WR
-    uint64_t tx_end;    ///< tx_posted after it
-    uint64_t ctrl_end;  ///< ctrl_posted after it
+    uint64_t wr_seq;    ///< sq.wr_posted after the signalled WR
+    uint64_t tx_end;    ///< tx.posted after it
+    uint64_t ctrl_end;  ///< sq.ctrl_posted after it
     uint64_t binds_end; ///< grant.binds_posted after it
     uint32_t grant_gen; ///< grant.gen when it was posted
 };
@@ -146,138 +146,204 @@ struct tw_listener : twrdma::CmOwner {
     bool closed = false;
 };
 
+// The parts of a connection, one per concern (tw_conn holds one of each).
+namespace twrdma {
+
+/// The verbs objects that carry the connection (conn_setup.cpp: setup_qp).
+struct ConnResources {
+    rdma_cm_id *id = nullptr;
+    ibv_qp *qp = nullptr;
+    LoopDevice *ldev = nullptr;
+    int cq_slot = -1;
+    Block *block = nullptr;
+};
+
+/// The byte stream the peer writes into our receive ring (tw_conn::grant:
+/// grant.mem, grant.size, from stream offset grant.base).
+struct RecvStream {
+    uint8_t *mem = nullptr;
+    uint64_t size = 0;
+    uint64_t head = 0;     ///< consumed by the application
+    uint64_t tail = 0;     ///< arrived
+    uint64_t reported = 0; ///< consumed count last sent to the peer
+    bool peer_eof = false;
+    bool rd_shut = false;
+    bool borrowed = false;
+};
+
+/// The byte stream we send: the staging ring `mem` (ring.mem), `size`;
+/// `old` drains after a switch to a larger ring.
+struct SendStream {
+    uint8_t *mem = nullptr;
+    uint64_t size = 0;
+    TxRing ring;
+    TxRing old; ///< size 0: none
+    uint64_t old_end = 0;
+    uint64_t head = 0;   ///< accepted from the application
+    uint64_t posted = 0; ///< handed to the device
+    uint64_t done = 0;   ///< covered by a signalled completion
+    bool sendbuf_out = false;
+    bool wr_shut = false;
+    int write_error = 0; ///< after the peer went away cleanly: -EPIPE
+};
+
+/// The peer's receive ring, where our WRITEs land (peer.ring_addr,
+/// peer.ring_size of its hello, from stream offset `base`).
+struct PeerRing {
+    uint64_t written = 0;
+    uint64_t consumed = 0;
+    uint64_t base = 0;
+    uint32_t rkeys[kRingSegments] = {}; ///< its segment windows (from its RING)
+    bool known = false;                 ///< the peer's RING arrived: data may flow
+    // what the peer offered in RESIZE, until our RESIZE_ACK switches to it
+    uint64_t next_addr = 0;
+    uint64_t next_size = 0;
+    uint32_t next_rkeys[kRingSegments] = {};
+};
+
+/// Receive credits, both ways.
+struct Credits {
+    uint32_t send = 0;      ///< peer receives we may still use
+    uint32_t owed_data = 0; ///< receives reposted after data, not yet reported
+    uint32_t owed_ctrl = 0; ///< receives reposted after control messages
+    bool stalled = false;
+};
+
+/// The send queue's accounting, and the buffers of our receives and
+/// control messages.
+struct SendQueue {
+    bool window_wait = false;    ///< window operations wait for the remote ones before them: hold other posts
+    uint64_t remote_seq = 0;     ///< wr_posted after the last remote operation (WRITE, SEND, READ)
+    uint64_t window_waits = 0;   ///< posting held for window operations (tw_rdma_rings)
+    uint64_t window_wait_at = 0; ///< remote_seq when the last such hold began
+    uint64_t wr_posted = 0;
+    uint64_t wr_done = 0;
+    uint64_t last_signal_seq = 0;
+    uint64_t shutdown_seq = 0; ///< wr_posted after our SHUTDOWN
+    std::deque<SignalMark> marks;
+    uint8_t *recv_bufs = nullptr;
+    uint8_t *ctrl_bufs = nullptr;
+    uint64_t ctrl_posted = 0;
+    uint64_t ctrl_done = 0;
+};
+
+/// Adaptive rings (ring_resize.cpp).
+struct RingResize {
+    Resize state = Resize::None;
+    RingGrant next;            ///< the ring offered (Binding, Offered) or left (Draining)
+    uint64_t seq = 0;          ///< Binding: wr seq of the binds; Draining: of the last invalidation
+    bool peer_waiting = false; ///< the peer's last data said more waits for ring space
+    uint64_t last_data_ns = 0; ///< data sent or received (idle shrink)
+    uint32_t grant_gens = 1;   ///< rings this connection had
+    uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;
+};
+
+/// Whether the peer is alive.
+struct Liveness {
+    uint64_t last_rx_ns = 0;
+    uint64_t ka_sent_ns = 0;
+    uint64_t cq_generation = 0;
+};
+
+/// The host's view: its callback, what it waits for, what is to report.
+struct HostSide {
+    tw_conn_cb cb = nullptr;
+    void *cb_arg = nullptr;
+    uint32_t interest = TW_EV_READ;
+    bool connected_pending = false;
+    bool error_pending = false;
+    bool in_ready = false;
+    bool in_callback = false; ///< deliver() is in this connection's callback
+    bool pump_due = false;    ///< a data completion or an operation in the callback left work for conn_pump
+};
+
+/// The client's handshake: where to, and how it went.
+struct ClientHandshake {
+    uint32_t timeout_ms = 0;
+    uint64_t started_ns = 0;       ///< connect() time
+    uint64_t addr_resolved_ns = 0; ///< ADDR_RESOLVED time
+    uint32_t resolve_steps = 0;    ///< rdma_resolve_addr calls
+    sockaddr_storage dst{};        ///< where to connect
+    sockaddr_storage src{};        ///< source to bind (family 0: none)
+};
+
+/// The control messages a connection owes its peer, one bit each
+/// (tw_conn::owed), sent by conn_pump as credits allow, in this order.
+enum Owed : uint32_t {
+    kOweRing = 1u << 0,         ///< our windows are bound: name them in RING
+    kOweResizeAck = 1u << 1,    ///< switch to the ring the peer offered in RESIZE
+    kOweKeepaliveAck = 1u << 2, ///< answer the peer's KEEPALIVE
+    kOweCredit = 1u << 3,       ///< report consumed bytes and reposted receives
+    kOweKeepalive = 1u << 4,    ///< the peer was quiet
+    kOweShutdown = 1u << 5,     ///< the write side is shut (sent once the data is posted)
+};
+
+/// How far the connection's end got (tw_conn::life).  Each bit is set
+/// once and never cleared.  A state of its own, next to ConnState, because
+/// the two are independent: ConnState is how far the handshake and the
+/// verbs resources got, while the host may close, the peer disconnect or
+/// the SHUTDOWN exchange progress in most of those states (rsocket.c keeps
+/// such bits in its one state word).
+enum Life : uint32_t {
+    kWasEstablished = 1u << 0, ///< TW_EV_CONNECTED was (or will be) reported
+    kDisconnected = 1u << 1,   ///< DISCONNECTED seen or rdma_disconnect called
+    kHostClosed = 1u << 2,     ///< the host closed it (or never saw it)
+    kReaped = 1u << 3,         ///< queued for deletion (tw_transport_loop::reap)
+    kShutdownSent = 1u << 4,   ///< our SHUTDOWN is posted
+    kShutdownAcked = 1u << 5,  ///< and completed
+};
+
+} // namespace twrdma
+
 struct tw_conn : twrdma::CmOwner {
     tw_conn() : CmOwner(twrdma::CmKind::Conn) {}
 
     tw_transport_loop *loop = nullptr; ///< owner
     tw_listener *listener = nullptr;   ///< while Queued
     twrdma::ConnState state = twrdma::ConnState::ResolvingAddr;
+    uint32_t life = 0; ///< twrdma::Life bits
     bool is_client = false;
     uint32_t serial = 0; ///< routes completions (0: no QP)
+    twrdma::ConnResources res;
+    twrdma::RingGrant grant; ///< what the peer may write (our RX ring)
+    bool ring_named = false; ///< RING queued (every window bound)
 
-    // verbs
-    rdma_cm_id *id = nullptr;
-    ibv_qp *qp = nullptr;
-    twrdma::LoopDevice *ldev = nullptr;
-    int cq_slot = -1;
-    twrdma::Block *block = nullptr;
-    twrdma::RingGrant grant;      ///< what the peer may write (our RX ring)
-    bool disconnected = false;    ///< DISCONNECTED seen or rdma_disconnect called
-    bool was_established = false; ///< TW_EV_CONNECTED was (or will be) reported
-
-    // host side
-    tw_conn_cb cb = nullptr;
-    void *cb_arg = nullptr;
-    uint32_t interest = TW_EV_READ;
-    bool connected_pending = false;
-    bool error_pending = false;
-    bool host_closed = false;
-    bool in_ready = false;
-    bool reaped = false;
-    bool in_callback = false; ///< deliver() is in this connection's callback
-    bool pump_due = false;    ///< a data completion or an operation in the callback left work for conn_pump
     int error = 0;
     std::string last_error;
     uint64_t deadline_ns = 0; ///< handshake timeout or linger end
-    uint32_t timeout_ms = 0;
-    uint64_t started_ns = 0;       ///< client: connect() time
-    uint64_t addr_resolved_ns = 0; ///< client: ADDR_RESOLVED time
-    uint32_t resolve_steps = 0;    ///< client: rdma_resolve_addr calls
-    std::string peer_text;         ///< "10.77.0.2:7379" for messages
-    sockaddr_storage dst{};        ///< client: where to connect
-    sockaddr_storage src{};        ///< client: source to bind (family 0: none)
+    std::string peer_text;    ///< "10.77.0.2:7379" for messages
 
     // peer (from its hello)
     uint8_t version = 0;
     twrdma::WireHello peer{};
     twrdma::WireHello client_hello{}; ///< server: what the client sent
 
-    // receive ring (the peer writes here): grant.mem, grant.size, from stream offset grant.base
-    uint8_t *rx = nullptr;
-    uint64_t rx_size = 0;
-    uint64_t rx_head = 0;     ///< consumed by the application
-    uint64_t rx_tail = 0;     ///< arrived
-    uint64_t rx_reported = 0; ///< consumed count last sent to the peer
-    bool peer_eof = false;
-    bool rd_shut = false;
-    bool borrowed = false;
-
-    // adaptive rings (ring_resize.cpp)
-    twrdma::Resize resize = twrdma::Resize::None;
-    twrdma::RingGrant next;    ///< the ring offered (Binding, Offered) or left (Draining)
-    uint64_t resize_seq = 0;   ///< Binding: wr seq of the binds; Draining: of the last invalidation
-    bool peer_waiting = false; ///< the peer's last data said more waits for ring space
-    uint64_t last_data_ns = 0; ///< data sent or received (idle shrink)
-    uint32_t grant_gens = 1;   ///< rings this connection had
-    uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;
-    uint64_t window_waits = 0;   ///< posting held for window operations (tw_rdma_rings)
-    uint64_t window_wait_at = 0; ///< remote_seq when the last such hold began
-    // what the peer offered in RESIZE, until our RESIZE_ACK switches to it
-    bool want_resize_ack = false;
-    uint64_t peer_next_addr = 0;
-    uint64_t peer_next_size = 0;
-    uint32_t peer_next_rkeys[twrdma::kRingSegments] = {};
-
-    // send staging ring: tx (tx_ring.mem), tx_size; old_tx drains after a switch
-    uint8_t *tx = nullptr;
-    uint64_t tx_size = 0;
-    twrdma::TxRing tx_ring;
-    twrdma::TxRing old_tx; ///< size 0: none
-    uint64_t old_tx_end = 0;
-    uint64_t tx_head = 0;   ///< accepted from the application
-    uint64_t tx_posted = 0; ///< handed to the device
-    uint64_t tx_done = 0;   ///< covered by a signalled completion
-    bool sendbuf_out = false;
-    bool wr_shut = false;
-    int write_error = 0; ///< after the peer went away cleanly: -EPIPE
-
-    // the peer's receive ring (peer.ring_addr, peer.ring_size from r_base)
-    uint64_t r_written = 0;
-    uint64_t r_consumed = 0;
-    uint64_t r_base = 0;
-
-    // credits (receives)
-    uint32_t send_credits = 0; ///< peer receives we may still use
-    uint32_t owed_data = 0;    ///< receives reposted after data, not yet reported
-    uint32_t owed_ctrl = 0;    ///< receives reposted after control messages
-    bool stalled = false;
-
-    // send queue
-    bool window_wait = false; ///< window operations wait for the remote ones before them: hold other posts
-    uint64_t remote_seq = 0;  ///< wr_posted after the last remote operation (WRITE, SEND, READ)
-    uint64_t wr_posted = 0;
-    uint64_t wr_done = 0;
-    uint64_t last_signal_seq = 0;
-    std::deque<twrdma::SignalMark> marks;
-    uint8_t *recv_bufs = nullptr;
-    uint8_t *ctrl_bufs = nullptr;
-    uint64_t ctrl_posted = 0;
-    uint64_t ctrl_done = 0;
-
-    // the peer's segment windows (from its RING)
-    uint32_t peer_rkeys[twrdma::kRingSegments] = {};
-
-    // control messages waiting for a credit
-    bool ring_named = false;      ///< RING queued (every window bound)
-    bool want_ring = false;       ///< our windows are bound: name them in RING
-    bool peer_ring_known = false; ///< the peer's RING arrived: data may flow
-    bool want_credit = false;
-    bool want_keepalive = false;
-    bool want_ka_ack = false;
-    bool want_shutdown = false;
-    bool shutdown_sent = false;
-    uint64_t shutdown_seq = 0;
-    bool shutdown_acked = false;
-
-    // liveness
-    uint64_t last_rx_ns = 0;
-    uint64_t ka_sent_ns = 0;
-    uint64_t cq_generation = 0;
+    twrdma::HostSide host;
+    twrdma::ClientHandshake client;
+    twrdma::RecvStream rx;
+    twrdma::SendStream tx;
+    twrdma::PeerRing remote;
+    twrdma::Credits credits;
+    twrdma::SendQueue sq;
+    twrdma::RingResize resize;
+    uint32_t owed = 0; ///< control messages waiting for a credit (twrdma::Owed bits)
+    twrdma::Liveness live;
 
     tw_conn_stats stats{};
 
     twrdma::RmaConn *rma = nullptr; ///< one-sided memory state, on first use (rma_expose.cpp)
 };
+
+namespace twrdma {
+
+inline bool owes(const tw_conn *c, Owed m) { return (c->owed & m) != 0; }
+inline void owe(tw_conn *c, Owed m) { c->owed |= m; }
+inline void settle(tw_conn *c, Owed m) { c->owed &= ~uint32_t(m); }
+
+inline bool reached(const tw_conn *c, Life b) { return (c->life & b) != 0; }
+inline void mark_reached(tw_conn *c, Life b) { c->life |= b; }
+
+} // namespace twrdma
 
 struct tw_transport_loop {
     tw_transport *t = nullptr;
@@ -332,7 +398,7 @@ uint32_t level_events(const tw_conn *c);
 bool deliverable(const tw_conn *c);
 void deliver(tw_conn *c);
 /// The conn_pump that a completion or an operation in the callback left
-/// for the end of the delivery (tw_conn::pump_due).
+/// for the end of the delivery (HostSide::pump_due).
 void pump_if_due(tw_conn *c);
 
 // --- conn_setup.cpp: handshakes and teardown -------------------------------
@@ -415,7 +481,7 @@ void resize_pump(tw_conn *c);
 void resize_on_offer(tw_conn *c, const WireCtrl &m, const uint8_t *buf);
 /// RESIZE_ACK arrived: bytes from `m.sent` on go to the new ring.
 void resize_on_ack(tw_conn *c, const WireCtrl &m);
-/// Our RESIZE_ACK is posted at stream offset r_written: write the new ring.
+/// Our RESIZE_ACK is posted at stream offset remote.written: write the new ring.
 void resize_switch_peer_ring(tw_conn *c);
 /// The connection's rings for TW_RDMA_CTRL_GET_RINGS.
 void conn_rings(const tw_conn *c, tw_rdma_rings *out);

@@ -157,8 +157,8 @@ int op_connect(tw_transport_loop *l, const tw_connect_params *p, tw_conn **out)
 int op_set_callback(tw_conn *c, tw_conn_cb cb, void *arg)
 {
     return guarded([&] {
-        c->cb = cb;
-        c->cb_arg = arg;
+        c->host.cb = cb;
+        c->host.cb_arg = arg;
         mark_ready(c);
         return 0;
     });
@@ -167,7 +167,7 @@ int op_set_callback(tw_conn *c, tw_conn_cb cb, void *arg)
 int op_set_events(tw_conn *c, uint32_t events)
 {
     return guarded([&] {
-        c->interest = events & (TW_EV_READ | TW_EV_WRITE);
+        c->host.interest = events & (TW_EV_READ | TW_EV_WRITE);
         mark_ready(c);
         return 0;
     });
@@ -229,12 +229,12 @@ const char *op_last_error(tw_conn *c)
 
 int op_local_addr(tw_conn *c, sockaddr *addr, uint32_t *addrlen)
 {
-    return guarded([&] { return c->id ? addr_out(rdma_get_local_addr(c->id), addr, addrlen) : -ENOTCONN; });
+    return guarded([&] { return c->res.id ? addr_out(rdma_get_local_addr(c->res.id), addr, addrlen) : -ENOTCONN; });
 }
 
 int op_peer_addr(tw_conn *c, sockaddr *addr, uint32_t *addrlen)
 {
-    return guarded([&] { return c->id ? addr_out(rdma_get_peer_addr(c->id), addr, addrlen) : -ENOTCONN; });
+    return guarded([&] { return c->res.id ? addr_out(rdma_get_peer_addr(c->res.id), addr, addrlen) : -ENOTCONN; });
 }
 
 int op_get_stats(tw_conn *c, tw_conn_stats *out)

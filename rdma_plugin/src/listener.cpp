@@ -60,7 +60,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
     tw_conn *c = conn_new(ls->loop);
     c->state = ConnState::Queued;
     c->listener = ls;
-    c->id = id;
+    c->res.id = id;
     id->context = c;
     c->client_hello = hello;
     c->version = version;
@@ -125,8 +125,8 @@ void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why)
     t->counters.handshakes_aborted += 1;
     c->listener = nullptr;
     conn_teardown(c);
-    c->host_closed = true; // never seen by the host
-    c->reaped = true;
+    mark_reached(c, kHostClosed); // never seen by the host
+    mark_reached(c, kReaped);
     ls->loop->reap.push_back(c);
 }
 
@@ -140,15 +140,15 @@ int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
         // Ownership moves to `target` now: its thread reads the id's events
         // from here on, and only it touches the connection.
         ls->loop->conns.erase(c);
-        if (target != ls->loop && rdma_migrate_id(c->id, target->cm) != 0) {
+        if (target != ls->loop && rdma_migrate_id(c->res.id, target->cm) != 0) {
             logf(t, TW_LOG_WARN, "accept from %s: %s", c->peer_text.c_str(),
                  call_failed("rdma_migrate_id", errno).c_str());
-            reject(c->id, RejectReason::Resources, "server: cannot hand the connection to a loop");
+            reject(c->res.id, RejectReason::Resources, "server: cannot hand the connection to a loop");
             ls->loop->conns.insert(c);
             t->counters.handshakes_aborted += 1;
             conn_teardown(c);
-            c->host_closed = true;
-            c->reaped = true;
+            mark_reached(c, kHostClosed);
+            mark_reached(c, kReaped);
             ls->loop->reap.push_back(c);
             continue;
         }
@@ -157,9 +157,9 @@ int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
         int rc = t->host->run_in_loop(target->loop, conn_accept_on_target, c);
         if (rc) {
             // The target loop is stopping: give up on this one.
-            reject(c->id, RejectReason::Shutdown, "server: shutting down");
-            rdma_destroy_id(c->id);
-            c->id = nullptr;
+            reject(c->res.id, RejectReason::Shutdown, "server: shutting down");
+            rdma_destroy_id(c->res.id);
+            c->res.id = nullptr;
             t->counters.connections_open -= 1;
             t->counters.handshakes_aborted += 1;
             delete c;
@@ -178,12 +178,12 @@ void listener_close(tw_listener *ls)
     while (!ls->queue.empty()) {
         tw_conn *c = ls->queue.front();
         ls->queue.pop_front();
-        reject(c->id, RejectReason::Shutdown, "server: listener closed");
+        reject(c->res.id, RejectReason::Shutdown, "server: listener closed");
         l->t->counters.handshakes_aborted += 1;
         c->listener = nullptr;
         conn_teardown(c);
-        c->host_closed = true;
-        c->reaped = true;
+        mark_reached(c, kHostClosed);
+        mark_reached(c, kReaped);
         l->reap.push_back(c);
     }
     if (ls->id) rdma_destroy_id(ls->id);

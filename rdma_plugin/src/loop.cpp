@@ -77,8 +77,8 @@ int drain(LoopDevice *ld)
                 auto it = l->serials.find(serial);
                 if (it == l->serials.end()) continue; // a QP already destroyed: flushed work
                 tw_conn *c = it->second;
-                if (c->cq_generation != l->cq_generation) {
-                    c->cq_generation = l->cq_generation;
+                if (c->live.cq_generation != l->cq_generation) {
+                    c->live.cq_generation = l->cq_generation;
                     c->stats.cq_events += 1;
                 }
                 conn_on_wc(c, wcs[i], now);
@@ -272,7 +272,7 @@ void reap_now(tw_transport_loop *l)
     if (!l->reap.empty()) {
         std::vector<tw_conn *> dead;
         dead.swap(l->reap);
-        l->ready.erase(std::remove_if(l->ready.begin(), l->ready.end(), [](tw_conn *c) { return c->reaped; }),
+        l->ready.erase(std::remove_if(l->ready.begin(), l->ready.end(), [](tw_conn *c) { return reached(c, kReaped); }),
                        l->ready.end());
         for (tw_conn *c : dead) conn_delete(c);
     }
@@ -289,8 +289,8 @@ void loop_detach(tw_transport_loop *l)
     std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
     for (tw_conn *c : all) {
         if (c->state != ConnState::Finished) conn_teardown(c);
-        if (!c->reaped) {
-            c->reaped = true;
+        if (!reached(c, kReaped)) {
+            mark_reached(c, kReaped);
             l->reap.push_back(c);
         }
     }
@@ -318,8 +318,8 @@ int has_pending(tw_transport_loop *l)
     auto &r = l->ready;
     r.erase(std::remove_if(r.begin(), r.end(),
                            [](tw_conn *c) {
-                               if (deliverable(c) || c->pump_due) return false;
-                               c->in_ready = false;
+                               if (deliverable(c) || c->host.pump_due) return false;
+                               c->host.in_ready = false;
                                return true;
                            }),
             r.end());
@@ -352,8 +352,8 @@ int process_pending(tw_transport_loop *l)
     }
     for (size_t i = 0; i < l->ready.size(); ++i) {
         tw_conn *c = l->ready[i];
-        if (c->reaped) continue;
-        if (c->host_closed || !deliverable(c)) {
+        if (reached(c, kReaped)) continue;
+        if (reached(c, kHostClosed) || !deliverable(c)) {
             pump_if_due(c); // deferred for a callback that is not coming
             continue;
         }

@@ -18,10 +18,11 @@
 #include <cerrno>
 #include <mutex>
 
-// X(library, symbol version, return type, name, (parameters), (arguments)).
-// The versions are those a direct link against rdma-core 44 records; the
-// parameter lists must match the headers' declarations (the compiler checks).
-#define TWRDMA_RDMA_CORE_FUNCTIONS(X)                                                                                  \
+// X(library, symbol version, return type, name, (parameters), (arguments)),
+// one list per library.  The versions are those a direct link against
+// rdma-core 44 records; the parameter lists must match the headers'
+// declarations (the compiler checks).
+#define TWRDMA_VERBS_FUNCTIONS(X)                                                                                      \
     X(kVerbs, "IBVERBS_1.11", int, _ibv_query_gid_ex,                                                                  \
       (ibv_context * c, uint32_t port, uint32_t index, ibv_gid_entry * entry, uint32_t flags, size_t size),            \
       (c, port, index, entry, flags, size))                                                                            \
@@ -49,7 +50,9 @@
       (c, port, attr))                                                                                                 \
     X(kVerbs, "IBVERBS_1.1", ibv_mr *, ibv_reg_mr, (ibv_pd * pd, void *addr, size_t length, int access),               \
       (pd, addr, length, access))                                                                                      \
-    X(kVerbs, "IBVERBS_1.1", const char *, ibv_wc_status_str, (ibv_wc_status status), (status))                        \
+    X(kVerbs, "IBVERBS_1.1", const char *, ibv_wc_status_str, (ibv_wc_status status), (status))
+
+#define TWRDMA_CM_FUNCTIONS(X)                                                                                         \
     X(kCm, "RDMACM_1.0", int, rdma_accept, (rdma_cm_id * id, rdma_conn_param * param), (id, param))                    \
     X(kCm, "RDMACM_1.0", int, rdma_ack_cm_event, (rdma_cm_event * event), (event))                                     \
     X(kCm, "RDMACM_1.0", int, rdma_bind_addr, (rdma_cm_id * id, sockaddr * addr), (id, addr))                          \
@@ -76,6 +79,13 @@
     X(kCm, "RDMACM_1.0", int, rdma_set_option, (rdma_cm_id * id, int level, int name, void *value, size_t len),        \
       (id, level, name, value, len))
 
+#define TWRDMA_RDMA_CORE_FUNCTIONS(X) TWRDMA_VERBS_FUNCTIONS(X) TWRDMA_CM_FUNCTIONS(X)
+
+// Where a library's pointers live in Resolved.
+#define TWRDMA_GROUP(lib)   TWRDMA_GROUP_##lib
+#define TWRDMA_GROUP_kVerbs verbs
+#define TWRDMA_GROUP_kCm    cm
+
 namespace twrdma {
 namespace {
 
@@ -91,11 +101,19 @@ constexpr LibraryName kLibraryNames[kLibraries] = {
     {"librdmacm.so.1", "librdmacm1 (Debian, Ubuntu) or librdmacm (Fedora, RHEL, SUSE: rdma-core)"},
 };
 
-// One pointer per function, typed from the header's own declaration.
-struct Resolved {
+// One pointer per function, typed from the header's own declaration, in
+// one group per library.
 #define TWRDMA_POINTER(lib, version, ret, name, params, args) decltype(&::name) name;
-    TWRDMA_RDMA_CORE_FUNCTIONS(TWRDMA_POINTER)
+struct VerbsFunctions { ///< libibverbs
+    TWRDMA_VERBS_FUNCTIONS(TWRDMA_POINTER)
+};
+struct CmFunctions { ///< librdmacm
+    TWRDMA_CM_FUNCTIONS(TWRDMA_POINTER)
+};
 #undef TWRDMA_POINTER
+struct Resolved {
+    VerbsFunctions verbs;
+    CmFunctions cm;
 };
 
 Resolved g_fn; // written once, under g_mutex, before g_loaded
@@ -132,8 +150,9 @@ int load_rdma_core(std::string *why)
     // libraries stay loaded on failure too: unloading rdma-core is not safe.
     Resolved fn{};
 #define TWRDMA_RESOLVE(lib, version, ret, name, params, args)                                                          \
-    fn.name = reinterpret_cast<decltype(fn.name)>(dlvsym(handle[lib], #name, version));                                \
-    if (!fn.name)                                                                                                      \
+    fn.TWRDMA_GROUP(lib).name =                                                                                        \
+        reinterpret_cast<decltype(fn.TWRDMA_GROUP(lib).name)>(dlvsym(handle[lib], #name, version));                    \
+    if (!fn.TWRDMA_GROUP(lib).name)                                                                                    \
         return refuse(why, format("%s has no %s@%s: this rdma-core is older than the one the plugin was built "        \
                                   "against; upgrade %s, or use the TCP transport",                                     \
                                   kLibraryNames[lib].soname, #name, version, kLibraryNames[lib].packages));
@@ -149,6 +168,9 @@ int load_rdma_core(std::string *why)
 // The forwarders.  The name is parenthesised so that the headers' function
 // macros of the same name (ibv_query_port, ibv_reg_mr) are not expanded.
 #define TWRDMA_FORWARD(lib, version, ret, name, params, args)                                                          \
-    extern "C" __attribute__((visibility("hidden"))) ret(name) params { return (twrdma::g_fn.name)args; }
+    extern "C" __attribute__((visibility("hidden"))) ret(name) params                                                  \
+    {                                                                                                                  \
+        return (twrdma::g_fn.TWRDMA_GROUP(lib).name)args;                                                              \
+    }
 TWRDMA_RDMA_CORE_FUNCTIONS(TWRDMA_FORWARD)
 #undef TWRDMA_FORWARD

@@ -21,7 +21,7 @@ namespace twrdma {
 
 int grant_prepare(tw_conn *c, RingGrant &g, std::string *why)
 {
-    Device *dev = c->ldev->dev;
+    Device *dev = c->res.ldev->dev;
     if (!device_has_type2_mw(*dev)) {
         *why = format("RDMA device %s has no type 2 memory windows, which twinwire needs to limit what a peer can "
                       "write to its own receive ring; use a device that supports them (rxe, mlx5, ...)",
@@ -46,7 +46,7 @@ int grant_prepare(tw_conn *c, RingGrant &g, std::string *why)
     }
     g.seg = g.size / kRingSegments;
     g.binds_posted = g.binds_done = g.invalidated = 0;
-    g.gen = c->grant_gens++;
+    g.gen = c->resize.grant_gens++;
     return 0;
 }
 

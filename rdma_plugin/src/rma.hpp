@@ -60,7 +60,7 @@ struct RmaPiece {
     uint8_t *bounce_from; ///< ... from here
     uint64_t staging_end; ///< staging bytes freed by its completion
     bool read;
-    uint64_t wr_seq = 0; ///< the connection's wr_posted after it: done once wr_done reaches it
+    uint64_t wr_seq = 0; ///< the connection's sq.wr_posted after it: done once sq.wr_done reaches it
 };
 
 struct RmaOp {
@@ -148,7 +148,7 @@ uint32_t rma_local_lkey(tw_conn *c, const void *p, size_t len, bool writable);
 int rma_post(tw_conn *c, const tw_rma_request *req);
 /// Post what waits, as far as the send queue and the READ limit allow.
 void rma_pump(tw_conn *c);
-/// A signalled send completion moved wr_done: every piece posted up to it is
+/// A signalled send completion moved sq.wr_done: every piece posted up to it is
 /// done (pieces are signalled selectively; the SQ completes in order).
 void rma_on_send_done(tw_conn *c);
 /// A failed one: records the operation's status (-TW_EREMOTEACCESS for a

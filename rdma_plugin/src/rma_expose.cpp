@@ -93,7 +93,8 @@ bool unqueue_bind(RmaConn &r, tw_rma_exposure *e)
 
 bool connection_usable(const tw_conn *c)
 {
-    return c->state == ConnState::Established && !c->error && !c->disconnected && c->qp && !c->host_closed;
+    return c->state == ConnState::Established && !c->error && !reached(c, kDisconnected) && c->res.qp &&
+           !reached(c, kHostClosed);
 }
 
 } // namespace
@@ -167,7 +168,7 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
         // Local write is what a window granting remote write needs; the MR
         // itself grants no remote access.
         int flags = IBV_ACCESS_MW_BIND | ((access & TW_RMA_WRITE) ? IBV_ACCESS_LOCAL_WRITE : 0);
-        e->own_mr = ibv_reg_mr(c->ldev->dev->pd, addr, len, flags);
+        e->own_mr = ibv_reg_mr(c->res.ldev->dev->pd, addr, len, flags);
         if (!e->own_mr) {
             int rc = registration_failed(c, "ibv_reg_mr (rma_expose)", errno ? errno : ENOMEM);
             delete e;
@@ -175,7 +176,7 @@ int rma_expose(tw_conn *c, void *addr, size_t len, uint32_t access, tw_rma_expos
         }
         e->mr = e->own_mr;
     }
-    e->mw = ibv_alloc_mw(c->ldev->dev->pd, IBV_MW_TYPE_2);
+    e->mw = ibv_alloc_mw(c->res.ldev->dev->pd, IBV_MW_TYPE_2);
     if (!e->mw) {
         int err = errno ? errno : ENOMEM;
         c->last_error =
@@ -271,7 +272,7 @@ void rma_post_binds(tw_conn *c)
     }
     // More waiting than one chain: the next goes on the next pump, which
     // this window_wait holds data for.
-    if (!r.bind_waiting.empty()) c->window_wait = true;
+    if (!r.bind_waiting.empty()) c->sq.window_wait = true;
 }
 
 void rma_post_invalidations(tw_conn *c)
@@ -389,24 +390,24 @@ void rma_run_completions(tw_conn *c)
     c->rma->delivering = true;
     for (RmaCompletion &k : batch) {
         // close() in an earlier callback: no callback runs after it.
-        if (!c->host_closed && k.cb) k.cb(k.arg, k.status);
+        if (!reached(c, kHostClosed) && k.cb) k.cb(k.arg, k.status);
         delete k.exposure;
     }
     // c->rma lives as long as c (freed in conn_delete, never from a callback).
     c->rma->delivering = false;
-    if (!c->host_closed) rma_pump(c);
+    if (!reached(c, kHostClosed)) rma_pump(c);
 }
 
 int rma_mem_get(tw_conn *c, size_t len, tw_buf *out)
 {
     if (len == 0 || !out) return -EINVAL;
-    if (!c->ldev || c->state == ConnState::Finished) return -ENOTCONN;
+    if (!c->res.ldev || c->state == ConnState::Finished) return -ENOTCONN;
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     size_t rounded = (len + page - 1) / page * page;
     void *p = nullptr;
     if (posix_memalign(&p, page, rounded) != 0) return -ENOMEM;
     // Registered now, once: exposing it or using it as `local` needs none.
-    ibv_mr *mr = ibv_reg_mr(c->ldev->dev->pd, p, rounded, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+    ibv_mr *mr = ibv_reg_mr(c->res.ldev->dev->pd, p, rounded, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
     if (!mr) {
         int rc = registration_failed(c, "ibv_reg_mr (rma_mem_get)", errno ? errno : ENOMEM);
         std::free(p);

@@ -27,7 +27,7 @@ uint64_t max_transfer(tw_conn *c)
 {
     ibv_port_attr pa{};
     uint64_t max = 1u << 30;
-    if (ibv_query_port(c->id->verbs, c->id->port_num, &pa) == 0 && pa.max_msg_sz) max = pa.max_msg_sz;
+    if (ibv_query_port(c->res.id->verbs, c->res.id->port_num, &pa) == 0 && pa.max_msg_sz) max = pa.max_msg_sz;
     uint64_t cap = c->loop->t->cfg.rma_max_transfer;
     return cap ? std::min(cap, max) : max;
 }
@@ -38,7 +38,7 @@ int ensure_staging(tw_conn *c, RmaConn &r)
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void *p = nullptr;
     if (posix_memalign(&p, page, kRmaStagingSize) != 0) return -ENOMEM;
-    r.staging_mr = ibv_reg_mr(c->ldev->dev->pd, p, kRmaStagingSize, IBV_ACCESS_LOCAL_WRITE);
+    r.staging_mr = ibv_reg_mr(c->res.ldev->dev->pd, p, kRmaStagingSize, IBV_ACCESS_LOCAL_WRITE);
     if (!r.staging_mr) {
         int err = errno ? errno : ENOMEM;
         std::free(p);
@@ -119,7 +119,7 @@ bool post_piece(tw_conn *c, RmaConn &r, uint32_t index)
     wr.wr.rdma.rkey = op.rkey;
     bool signal = ends_burst(c, r, op, bytes);
     if (!post_chain(c, &wr, &wr, 1, signal)) return false;
-    piece.wr_seq = c->wr_posted;
+    piece.wr_seq = c->sq.wr_posted;
     r.in_flight.push_back(piece);
     op.posted += bytes;
     if (op.read) r.reads_in_flight += 1;
@@ -151,11 +151,13 @@ int rma_post(tw_conn *c, const tw_rma_request *req)
         c->last_error = format("rma_post: the exposure was not exposed for %s", read ? "reading" : "writing");
         return -TW_EREMOTEACCESS;
     }
-    if (c->state != ConnState::Established || c->error || c->disconnected || !c->qp || c->host_closed) return -ENOTCONN;
+    if (c->state != ConnState::Established || c->error || reached(c, kDisconnected) || !c->res.qp ||
+        reached(c, kHostClosed))
+        return -ENOTCONN;
     RmaConn &r = rma_state(c);
     if (!r.max_transfer) {
         r.max_transfer = max_transfer(c);
-        r.read_limit = std::max<uint32_t>(1, rma_initiator_depth(c->ldev->dev));
+        r.read_limit = std::max<uint32_t>(1, rma_initiator_depth(c->res.ldev->dev));
     }
     // Backpressure: at most kRmaMaxOps open; the rest waits for the SQ,
     // the READ limit or staging in rma_pump.
@@ -189,10 +191,10 @@ void rma_pump(tw_conn *c)
 {
     // While callbacks run, their rma_post calls only queue: one pump after
     // them posts the whole burst with one signalled work request.
-    if (!c->rma || c->rma->delivering || c->state != ConnState::Established || c->error || !c->qp) return;
+    if (!c->rma || c->rma->delivering || c->state != ConnState::Established || c->error || !c->res.qp) return;
     RmaConn &r = *c->rma;
     rma_post_invalidations(c);
-    if (c->window_wait) return; // window operations go first
+    if (c->sq.window_wait) return; // window operations go first
     bool had_waiting = !r.waiting.empty();
     // Three SQ entries stay for the stream's control messages.
     while (!r.waiting.empty() && rma_sq_free(c) >= 3 && !c->error) {
@@ -208,7 +210,7 @@ void rma_on_send_done(tw_conn *c)
 {
     if (!c->rma) return;
     RmaConn &r = *c->rma;
-    while (!r.in_flight.empty() && r.in_flight.front().wr_seq <= c->wr_done) {
+    while (!r.in_flight.empty() && r.in_flight.front().wr_seq <= c->sq.wr_done) {
         RmaPiece piece = r.in_flight.front();
         r.in_flight.pop_front();
         if (piece.read) r.reads_in_flight -= 1;

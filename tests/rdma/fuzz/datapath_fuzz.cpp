@@ -60,7 +60,8 @@ void app_write(Side &s, size_t len, size_t split)
         expect(size_t(n) <= len && (n > 0 || len == 0), s.name, "write returned an impossible count");
         s.written_total += size_t(n);
     } else {
-        expect(n == -EAGAIN || s.c->error || s.c->wr_shut || s.c->write_error, s.name, "write failed without cause");
+        expect(n == -EAGAIN || s.c->error || s.c->tx.wr_shut || s.c->tx.write_error, s.name,
+               "write failed without cause");
     }
 }
 
@@ -82,7 +83,7 @@ void app_zero_copy_send(Side &s, size_t min_len, size_t fill)
     tw_buf buf = TW_BUF_INIT;
     if (conn_send_buf_get(s.c, min_len, &buf) != 0) return;
     expect(buf.cap >= min_len && buf.data >= s.tx.get() &&
-               static_cast<uint8_t *>(buf.data) + buf.cap <= s.tx.get() + s.c->tx_size,
+               static_cast<uint8_t *>(buf.data) + buf.cap <= s.tx.get() + s.c->tx.size,
            s.name, "lent send buffer outside the TX ring or too small");
     size_t len = std::min(fill, buf.cap);
     auto *out = static_cast<uint8_t *>(buf.data);
@@ -97,7 +98,7 @@ void app_zero_copy_recv(Pair &p, Side &s, size_t consume_of_256)
     if (conn_recv_buf_borrow(s.c, &buf) != 0) return;
     if (buf.len == 0) return; // end-of-stream: nothing was lent
     auto *data = static_cast<const uint8_t *>(buf.data);
-    expect(data >= s.rx.get() && data + buf.len <= s.rx.get() + s.c->rx_size, s.name,
+    expect(data >= s.rx.get() && data + buf.len <= s.rx.get() + s.c->rx.size, s.name,
            "borrowed bytes outside the ring");
     size_t consumed = buf.len * consume_of_256 / 256;
     check_read(p, s, data, consumed);
@@ -148,9 +149,9 @@ void hostile_ctrl(Side &s, FuzzedDataProvider &in)
             m.sent = in.ConsumeIntegral<uint64_t>();
         }
         m.credits = in.ConsumeIntegralInRange<uint32_t>(0, 80);
-        uint64_t base = in.ConsumeBool() ? s.c->r_consumed : s.c->r_written;
+        uint64_t base = in.ConsumeBool() ? s.c->remote.consumed : s.c->remote.written;
         m.consumed = base + in.ConsumeIntegralInRange<int64_t>(-8, 8);
-        if (!ring) m.sent = s.c->rx_tail + in.ConsumeIntegralInRange<int64_t>(-2, 2);
+        if (!ring) m.sent = s.c->rx.tail + in.ConsumeIntegralInRange<int64_t>(-2, 2);
         if (ring) {
             WireRing w = ring_to_wire(m, keys);
             std::memcpy(buf, &w, sizeof w);
@@ -193,7 +194,7 @@ void drain(Pair &p)
         bool moved = false;
         for (Side *s : {&p.a, &p.b}) {
             size_t before = s->read_total;
-            app_read(p, *s, 2 * s->c->rx_size, s->c->rx_size / 3);
+            app_read(p, *s, 2 * s->c->rx.size, s->c->rx.size / 3);
             moved |= s->read_total != before;
             while (deliver_one(p, *s)) moved = true;
         }
@@ -206,10 +207,10 @@ void drain(Pair &p)
     for (Side *s : {&p.a, &p.b}) {
         Side &o = peer_of(p, *s);
         if (!honest || s->c->error || o.c->error || s->qp_error || o.qp_error) continue;
-        expect(s->c->tx_posted == s->c->tx_head, s->name, "accepted bytes still unsent after the drain (stall)");
+        expect(s->c->tx.posted == s->c->tx.head, s->name, "accepted bytes still unsent after the drain (stall)");
         // (After shutdown(SHUT_RD) arriving bytes are dropped unread.)
-        if (!o.c->rd_shut) expect(o.read_total == s->written_total, o.name, "did not read everything written to it");
-        if (s->c->wr_shut) expect(o.c->peer_eof, o.name, "no end-of-stream after the peer's shutdown");
+        if (!o.c->rx.rd_shut) expect(o.read_total == s->written_total, o.name, "did not read everything written to it");
+        if (s->c->tx.wr_shut) expect(o.c->rx.peer_eof, o.name, "no end-of-stream after the peer's shutdown");
     }
 }
 
@@ -238,12 +239,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         switch (in.ConsumeIntegralInRange(0, 13)) {
         case 0:
         case 1: {
-            size_t len = in.ConsumeIntegralInRange<size_t>(0, 3 * s.c->tx_size / 2);
+            size_t len = in.ConsumeIntegralInRange<size_t>(0, 3 * s.c->tx.size / 2);
             app_write(s, len, in.ConsumeIntegralInRange<size_t>(0, len));
             break;
         }
         case 2: {
-            size_t len = in.ConsumeIntegralInRange<size_t>(1, 2 * s.c->rx_size);
+            size_t len = in.ConsumeIntegralInRange<size_t>(1, 2 * s.c->rx.size);
             app_read(p, s, len, in.ConsumeIntegralInRange<size_t>(0, len));
             break;
         }
@@ -262,8 +263,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         }
         case 7: {
-            size_t min_len = in.ConsumeIntegralInRange<size_t>(0, s.c->tx_size + 1);
-            app_zero_copy_send(s, min_len, in.ConsumeIntegralInRange<size_t>(0, s.c->tx_size));
+            size_t min_len = in.ConsumeIntegralInRange<size_t>(0, s.c->tx.size + 1);
+            app_zero_copy_send(s, min_len, in.ConsumeIntegralInRange<size_t>(0, s.c->tx.size));
             break;
         }
         case 8:
@@ -276,7 +277,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 10:
             // What conn_tick does for an idle connection.
-            s.c->want_keepalive = true;
+            owe(s.c, kOweKeepalive);
             conn_pump(s.c);
             break;
         case 11:

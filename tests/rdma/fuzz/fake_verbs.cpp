@@ -15,8 +15,8 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
     if (c->error) return;
     c->error = code;
     c->last_error = text;
-    c->error_pending = true;
-    c->disconnected = true; // conn_fail disconnects an established QP
+    c->host.error_pending = true;
+    mark_reached(c, kDisconnected); // conn_fail disconnects an established QP
     mark_ready(c);
 }
 void conn_check_linger(tw_conn *) {}
@@ -80,7 +80,7 @@ int fake_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
             total += sge.length;
             expect(sge.lkey == s.block.lkey, s.name, "SGE with a foreign lkey");
             bool ok = wr->opcode == IBV_WR_SEND ? in_region(sge, s.ctrl_bufs.get(), Settings::kCtrlSlots * kRecvBufSize)
-                                                : in_region(sge, s.tx.get(), s.c->tx_size);
+                                                : in_region(sge, s.tx.get(), s.c->tx.size);
             expect(ok, s.name, "SGE outside the registered TX ring / control slots");
             if (w.is_inline) w.inline_data.append(reinterpret_cast<const char *>(sge.addr), sge.length);
             else w.sges.push_back(sge);
@@ -150,21 +150,21 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
     c->stats.size = sizeof c->stats;
     c->peer_text = name;
     c->state = ConnState::Established;
-    c->was_established = true;
+    mark_reached(c, kWasEstablished);
     c->serial = key;
-    c->qp = &s.qp;
-    c->ldev = &s.ldev;
-    c->block = &s.block;
+    c->res.qp = &s.qp;
+    c->res.ldev = &s.ldev;
+    c->res.block = &s.block;
     c->version = kProtoMax;
-    c->rx = s.rx.get();
-    c->rx_size = shape.ring_size;
-    c->tx = s.tx.get();
-    c->tx_size = shape.tx_size;
-    c->tx_ring = TxRing{c->tx, c->tx_size, key, nullptr, 0};
-    c->grant.mem = c->rx;
-    c->grant.size = c->rx_size;
-    c->recv_bufs = s.recv_bufs.get();
-    c->ctrl_bufs = s.ctrl_bufs.get();
+    c->rx.mem = s.rx.get();
+    c->rx.size = shape.ring_size;
+    c->tx.mem = s.tx.get();
+    c->tx.size = shape.tx_size;
+    c->tx.ring = TxRing{c->tx.mem, c->tx.size, key, nullptr, 0};
+    c->grant.mem = c->rx.mem;
+    c->grant.size = c->rx.size;
+    c->sq.recv_bufs = s.recv_bufs.get();
+    c->sq.ctrl_bufs = s.ctrl_bufs.get();
     // Every segment window is bound (conn_bind_ring's work, no real MW
     // here): RING names them next.
     c->grant.seg = shape.ring_size / kRingSegments;
@@ -173,11 +173,11 @@ void init_side(Side &s, const char *name, const Shape &shape, uint32_t key)
         c->grant.mw[i] = &s.mws[i];
         c->grant.lap0_rkey[i] = first;
         s.mws[i].rkey = first;
-        s.windows[i] = FakeWindow{true, first, reinterpret_cast<uint64_t>(c->rx) + i * c->grant.seg, c->grant.seg};
+        s.windows[i] = FakeWindow{true, first, reinterpret_cast<uint64_t>(c->rx.mem) + i * c->grant.seg, c->grant.seg};
     }
     c->grant.binds_posted = c->grant.binds_done = kRingSegments;
     c->ring_named = true;
-    c->want_ring = true;
+    owe(c, kOweRing);
 }
 
 } // namespace
@@ -196,8 +196,8 @@ void pair_init(Pair &p, const Shape &shape)
         s->c->peer.ring_size = shape.ring_size;
         s->c->peer.recv_depth = static_cast<uint16_t>(shape.recv_depth);
         s->c->peer.credit_reserve = static_cast<uint16_t>(shape.control_credits);
-        s->c->send_credits = shape.recv_depth;
-        s->c->last_rx_ns = p.clock_ns;
+        s->c->credits.send = shape.recv_depth;
+        s->c->live.last_rx_ns = p.clock_ns;
         expect(post_recvs(s->c, 0, shape.recv_depth) == 0, "initial receives");
     }
     for (Side *s : {&p.a, &p.b}) conn_pump(s->c); // each posts its RING
@@ -295,8 +295,8 @@ bool deliver_one(Pair &p, Side &from)
         }
         if (!data.empty()) {
             if (honest) {
-                expect(addr - base == to.landed % to.c->rx_size, from.name, "WRITE lands at the wrong ring offset");
-                expect(to.landed + data.size() - to.c->rx_head <= to.c->rx_size, from.name,
+                expect(addr - base == to.landed % to.c->rx.size, from.name, "WRITE lands at the wrong ring offset");
+                expect(to.landed + data.size() - to.c->rx.head <= to.c->rx.size, from.name,
                        "WRITE lands over bytes the peer has not read");
             }
             std::memcpy(ring + (addr - base), data.data(), data.size());
@@ -362,17 +362,17 @@ void check_invariants(Pair &p)
         const tw_conn *c = s.c;
         const Settings &cfg = s.transport.cfg;
         const std::string &n = s.name;
-        expect(c->rx_reported <= c->rx_head && c->rx_head <= c->rx_tail, n, "rx_reported <= rx_head <= rx_tail");
-        expect(c->rx_tail - c->rx_head <= c->rx_size, n, "unread bytes fit the ring");
-        expect(c->tx_done <= c->tx_posted && c->tx_posted <= c->tx_head, n, "tx_done <= tx_posted <= tx_head");
-        expect(c->tx_head - c->tx_done <= c->tx_size, n, "staged bytes fit the TX ring");
-        expect(c->r_consumed <= c->r_written, n, "peer consumed no more than written");
-        expect(c->r_written - c->r_consumed <= c->peer.ring_size, n, "bytes in the peer's ring fit it");
-        expect(c->send_credits <= c->peer.recv_depth, n, "credits within the peer's receives");
-        expect(c->wr_done <= c->wr_posted && c->wr_posted - c->wr_done <= cfg.sq_depth, n, "SQ accounting");
-        expect(c->ctrl_done <= c->ctrl_posted && c->ctrl_posted - c->ctrl_done <= Settings::kCtrlSlots, n,
+        expect(c->rx.reported <= c->rx.head && c->rx.head <= c->rx.tail, n, "rx.reported <= rx.head <= rx.tail");
+        expect(c->rx.tail - c->rx.head <= c->rx.size, n, "unread bytes fit the ring");
+        expect(c->tx.done <= c->tx.posted && c->tx.posted <= c->tx.head, n, "tx.done <= tx.posted <= tx.head");
+        expect(c->tx.head - c->tx.done <= c->tx.size, n, "staged bytes fit the TX ring");
+        expect(c->remote.consumed <= c->remote.written, n, "peer consumed no more than written");
+        expect(c->remote.written - c->remote.consumed <= c->peer.ring_size, n, "bytes in the peer's ring fit it");
+        expect(c->credits.send <= c->peer.recv_depth, n, "credits within the peer's receives");
+        expect(c->sq.wr_done <= c->sq.wr_posted && c->sq.wr_posted - c->sq.wr_done <= cfg.sq_depth, n, "SQ accounting");
+        expect(c->sq.ctrl_done <= c->sq.ctrl_posted && c->sq.ctrl_posted - c->sq.ctrl_done <= Settings::kCtrlSlots, n,
                "control slots accounting");
-        expect(c->owed_data + c->owed_ctrl <= cfg.recv_depth, n, "owed credits within our receives");
+        expect(c->credits.owed_data + c->credits.owed_ctrl <= cfg.recv_depth, n, "owed credits within our receives");
         if (c->error) expect(c->error < 0 && !c->last_error.empty(), n, "an error has a code and a message");
         if (!trusted(p) || o.qp_error || s.qp_error) continue;
         // Between honest ends: never more credits than receives the peer
@@ -380,12 +380,12 @@ void check_invariants(Pair &p)
         uint64_t in_flight = 0;
         for (const WireWr &w : s.sq)
             if (w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || w.opcode == IBV_WR_SEND) ++in_flight;
-        expect(c->send_credits + in_flight <= o.recvs.size(), n, "credits exceed the peer's posted receives");
-        expect(c->r_consumed <= o.c->rx_head, n, "we think the peer consumed bytes it has not");
+        expect(c->credits.send + in_flight <= o.recvs.size(), n, "credits exceed the peer's posted receives");
+        expect(c->remote.consumed <= o.c->rx.head, n, "we think the peer consumed bytes it has not");
         uint64_t writing = 0;
         for (const WireWr &w : s.sq)
             if (w.opcode != IBV_WR_SEND) writing += wr_bytes(w);
-        expect(c->r_written == o.landed + writing, n, "bytes written = landed at the peer + in flight");
+        expect(c->remote.written == o.landed + writing, n, "bytes written = landed at the peer + in flight");
     }
 }
 
