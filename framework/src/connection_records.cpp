@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // read_until / read_exactly: the input cut into records for the application.
+#include "connection_impl.hpp"
+
 #include <twinwire/connection.hpp>
 #include <twinwire/loop.hpp>
 
@@ -16,39 +18,41 @@ void Connection::read_until(std::string delimiter, size_t max_bytes, RecordHandl
     if (delimiter.empty()) throw std::invalid_argument("Connection::read_until: empty delimiter");
     if (max_bytes < delimiter.size())
         throw std::invalid_argument("Connection::read_until: max_bytes below the delimiter's size");
-    ReadRequest req;
+    Impl::ReadRequest req;
     req.delimiter = std::move(delimiter);
     req.count = max_bytes;
     req.handler = std::move(handler);
-    set_request(std::move(req));
+    impl_->set_request(std::move(req));
 }
 
 void Connection::read_exactly(size_t n, RecordHandler handler)
 {
     if (n == 0) throw std::invalid_argument("Connection::read_exactly: zero bytes");
-    ReadRequest req;
+    Impl::ReadRequest req;
     req.count = n;
     req.handler = std::move(handler);
-    set_request(std::move(req));
+    impl_->set_request(std::move(req));
 }
 
-void Connection::set_request(ReadRequest req)
+void Connection::Impl::set_request(ReadRequest req)
 {
-    if (finished_) return;
-    request_ = std::make_unique<ReadRequest>(std::move(req));
+    if (life.finished()) return;
+    in.request = std::make_unique<ReadRequest>(std::move(req));
     // Inside a delivery the loop there serves it; otherwise bytes already
     // buffered are served on the next loop turn (never inside this call).
-    if (delivering_ || input_.empty()) return;
-    std::weak_ptr<Connection> weak = shared_from_this();
-    loop_->post([weak] {
+    if (in.delivering || in.buffer.empty()) return;
+    std::weak_ptr<Connection> weak = owner->shared_from_this();
+    loop->post([weak] {
         auto c = weak.lock();
-        if (c && c->reading_ && !c->finished_ && !c->closing_ && !c->delivering_) c->deliver_input();
+        if (!c) return;
+        Impl &m = *c->impl_;
+        if (m.in.reading && !m.life.finishing() && !m.in.delivering) m.deliver_input();
     });
 }
 
-ssize_t Connection::record_ready(ReadRequest &req)
+ssize_t Connection::Impl::record_ready(ReadRequest &req)
 {
-    const size_t have = input_.size();
+    const size_t have = in.buffer.size();
     if (req.delimiter.empty()) return have >= req.count ? static_cast<ssize_t>(req.count) : 0;
     const size_t dlen = req.delimiter.size();
     // Search only the new bytes (and the tail a delimiter may straddle), and
@@ -57,9 +61,9 @@ ssize_t Connection::record_ready(ReadRequest &req)
     size_t until = std::min(have, req.count);
     if (until >= dlen && from <= until - dlen) {
         struct evbuffer_ptr start, end;
-        evbuffer_ptr_set(input_.raw(), &start, from, EVBUFFER_PTR_SET);
-        evbuffer_ptr_set(input_.raw(), &end, until, EVBUFFER_PTR_SET);
-        struct evbuffer_ptr at = evbuffer_search_range(input_.raw(), req.delimiter.data(), dlen, &start, &end);
+        evbuffer_ptr_set(in.buffer.raw(), &start, from, EVBUFFER_PTR_SET);
+        evbuffer_ptr_set(in.buffer.raw(), &end, until, EVBUFFER_PTR_SET);
+        struct evbuffer_ptr at = evbuffer_search_range(in.buffer.raw(), req.delimiter.data(), dlen, &start, &end);
         if (at.pos >= 0) return static_cast<ssize_t>(static_cast<size_t>(at.pos) + dlen);
     }
     req.searched = until;
@@ -67,7 +71,7 @@ ssize_t Connection::record_ready(ReadRequest &req)
     finish(errc::record_too_long, -EMSGSIZE,
            "read_until: no delimiter within " + std::to_string(req.count) + " bytes (the maximum asked for); " +
                std::to_string(have) + " bytes were buffered unread",
-           false, true);
+           EndedBy::us, OnClose::post_to_loop);
     return -1;
 }
 

@@ -4,6 +4,8 @@
 // One timer per connection, and only when a timeout is set: reads and
 // writes just record the time, and the timer, armed for the earliest
 // deadline, checks the clocks when it fires and re-arms for what is left.
+#include "connection_impl.hpp"
+
 #include <twinwire/connection.hpp>
 #include <twinwire/loop.hpp>
 
@@ -19,64 +21,68 @@ constexpr uint64_t kNsPerMs = 1000000;
 
 bool Connection::set_write_watermarks(size_t low, size_t high)
 {
-    if (low >= high || high > settings_.write_limit) return false;
-    settings_.write_low = low;
-    settings_.write_high = high;
-    queued_output_changed();
+    Impl &m = *impl_;
+    if (low >= high || high > m.settings.write_limit) return false;
+    m.settings.write_low = low;
+    m.settings.write_high = high;
+    m.queued_output_changed();
     return true;
 }
 
-void Connection::queued_output_changed()
+void Connection::Impl::queued_output_changed()
 {
-    if (!write_blocked_ && output_.size() > settings_.write_high) write_blocked_ = true;
+    if (!out.blocked && out.buffer.size() > settings.write_high) out.blocked = true;
 }
 
 void Connection::set_read_timeout(std::chrono::milliseconds timeout)
 {
-    settings_.read_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
-    last_read_ns_ = monotonic_ns();
-    arm_timeouts();
+    Impl &m = *impl_;
+    m.settings.read_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
+    m.in.last_read_ns = monotonic_ns();
+    m.arm_timeouts();
 }
 
 void Connection::set_write_timeout(std::chrono::milliseconds timeout)
 {
-    settings_.write_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
-    last_write_ns_ = monotonic_ns();
-    arm_timeouts();
+    Impl &m = *impl_;
+    m.settings.write_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
+    m.out.last_write_ns = monotonic_ns();
+    m.arm_timeouts();
 }
 
 void Connection::set_idle_timeout(std::chrono::milliseconds timeout)
 {
-    settings_.idle_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
-    last_read_ns_ = last_write_ns_ = monotonic_ns();
-    arm_timeouts();
+    Impl &m = *impl_;
+    m.settings.idle_timeout_ms = static_cast<uint32_t>(std::max<int64_t>(0, timeout.count()));
+    m.in.last_read_ns = m.out.last_write_ns = monotonic_ns();
+    m.arm_timeouts();
 }
 
-void Connection::note_read()
+void Connection::Impl::note_read()
 {
-    if (settings_.read_timeout_ms || settings_.idle_timeout_ms) last_read_ns_ = monotonic_ns();
+    if (settings.read_timeout_ms || settings.idle_timeout_ms) in.last_read_ns = monotonic_ns();
 }
 
-void Connection::note_write_progress()
+void Connection::Impl::note_write_progress()
 {
-    ++write_progress_;
-    if (settings_.write_timeout_ms || settings_.idle_timeout_ms) last_write_ns_ = monotonic_ns();
+    ++out.progress;
+    if (settings.write_timeout_ms || settings.idle_timeout_ms) out.last_write_ns = monotonic_ns();
 }
 
-void Connection::arm_timeouts()
+void Connection::Impl::arm_timeouts()
 {
-    if (!established_ || finished_) return;
-    const Settings &s = settings_;
+    if (!life.established()) return;
+    const Settings &s = settings;
     if (!s.read_timeout_ms && !s.write_timeout_ms && !s.idle_timeout_ms) {
-        if (timeout_timer_) timeout_timer_->stop();
+        if (timers.timeout) timers.timeout->stop();
         return;
     }
-    if (!last_read_ns_) last_read_ns_ = monotonic_ns();
-    if (!last_write_ns_) last_write_ns_ = monotonic_ns();
-    if (!timeout_timer_) {
-        std::weak_ptr<Connection> weak = shared_from_this();
-        timeout_timer_ = std::make_unique<Timer>(*loop_, [weak] {
-            if (auto c = weak.lock()) c->check_timeouts();
+    if (!in.last_read_ns) in.last_read_ns = monotonic_ns();
+    if (!out.last_write_ns) out.last_write_ns = monotonic_ns();
+    if (!timers.timeout) {
+        std::weak_ptr<Connection> weak = owner->shared_from_this();
+        timers.timeout = std::make_unique<Timer>(*loop, [weak] {
+            if (auto c = weak.lock()) c->impl_->check_timeouts();
         });
     }
     check_timeouts();
@@ -84,10 +90,10 @@ void Connection::arm_timeouts()
 
 // Closes the connection when a deadline passed, else re-arms the timer for
 // the earliest one still ahead.
-void Connection::check_timeouts()
+void Connection::Impl::check_timeouts()
 {
-    if (finished_ || !established_) return;
-    const Settings &s = settings_;
+    if (!life.established()) return;
+    const Settings &s = settings;
     const uint64_t now = monotonic_ns();
     uint64_t next = UINT64_MAX;
     auto due = [&](uint32_t ms, uint64_t since) {
@@ -99,17 +105,17 @@ void Connection::check_timeouts()
     const char *which = nullptr;
     const char *what = nullptr;
     uint32_t limit = 0;
-    if (s.read_timeout_ms && reading_ && !peer_eof_ && due(s.read_timeout_ms, last_read_ns_)) {
+    if (s.read_timeout_ms && in.reading && !in.peer_eof && due(s.read_timeout_ms, in.last_read_ns)) {
         which = "read_timeout_ms", what = "nothing received", limit = s.read_timeout_ms;
-    } else if (s.write_timeout_ms && !output_.empty() && due(s.write_timeout_ms, last_write_ns_)) {
+    } else if (s.write_timeout_ms && !out.buffer.empty() && due(s.write_timeout_ms, out.last_write_ns)) {
         which = "write_timeout_ms", what = "queued output made no progress", limit = s.write_timeout_ms;
-    } else if (s.idle_timeout_ms && due(s.idle_timeout_ms, std::max(last_read_ns_, last_write_ns_))) {
+    } else if (s.idle_timeout_ms && due(s.idle_timeout_ms, std::max(in.last_read_ns, out.last_write_ns))) {
         which = "idle_timeout_ms", what = "no traffic either way", limit = s.idle_timeout_ms;
     }
     if (which) {
-        output_.clear();
+        out.buffer.clear();
         finish(errc::timed_out, -ETIMEDOUT, std::string(which) + ": " + what + " for " + std::to_string(limit) + " ms",
-               false, false);
+               EndedBy::us, OnClose::run_now);
         return;
     }
     if (next == UINT64_MAX) {
@@ -120,7 +126,7 @@ void Connection::check_timeouts()
             if (ms) shortest = std::min(shortest, ms);
         next = now + shortest * kNsPerMs;
     }
-    timeout_timer_->start(std::chrono::nanoseconds(next - now));
+    timers.timeout->start(std::chrono::nanoseconds(next - now));
 }
 
 } // namespace twinwire

@@ -22,10 +22,6 @@ class Loop;
 class Timer;
 class Transport;
 struct ConnectionAccess;
-namespace rma {
-class Link;
-class Native;
-} // namespace rma
 
 /// Why a connection ended.
 struct TW_API CloseInfo {
@@ -130,7 +126,7 @@ public:
     /// then on, and borrowing() turns false.
     void on_borrowed_data(BorrowedDataHandler handler);
     /// A borrowed-data handler is set and the transport has not refused it.
-    bool borrowing() const { return static_cast<bool>(on_borrowed_) && !borrow_refused_ && !rma_; }
+    bool borrowing() const;
 
     /// Deliver the input up to and including the next `delimiter` (not
     /// empty) to `handler`, once.  More than `max_bytes` (delimiter
@@ -162,7 +158,7 @@ public:
     ssize_t write_lent(size_t min_len, const FillHandler &fill);
 
     /// Output queued above the high watermark (see the class comment).
-    bool write_blocked() const { return write_blocked_; }
+    bool write_blocked() const;
     /// Per-connection watermarks; false (nothing changed) unless
     /// low < high <= write_buffer_limit.
     bool set_write_watermarks(size_t low, size_t high);
@@ -189,12 +185,12 @@ public:
     /// The peer sent end-of-stream (see the class comment).
     bool peer_closed() const;
     size_t output_queued() const;
-    uint64_t id() const { return id_; }
-    Loop &loop() const { return *loop_; }
+    uint64_t id() const;
+    Loop &loop() const;
     /// "tcp" or "rdma".
     const std::string &transport_name() const;
     /// For a client connection that wanted RDMA and runs over TCP: why.
-    const std::string &fallback_reason() const { return fallback_reason_; }
+    const std::string &fallback_reason() const;
     std::string peer_address() const; ///< "10.0.0.1:6379", "[::1]:6379"
     std::string local_address() const;
     /// The transport's counters for this connection (zeros when closed).
@@ -206,8 +202,8 @@ public:
     int transport_ctrl(const char *ns, uint32_t op, void *data, size_t len) const;
 
     /// Attach application state.
-    void set_context(std::shared_ptr<void> context) { context_ = std::move(context); }
-    template <class T> T *context() const { return static_cast<T *>(context_.get()); }
+    void set_context(std::shared_ptr<void> context);
+    template <class T> T *context() const { return static_cast<T *>(context_pointer()); }
 
     /// One-sided remote memory (docs/rma.md).  Enable it on BOTH ends first
     /// thing in the accept and connect handlers, before any byte is written
@@ -216,9 +212,9 @@ public:
     /// errc::protocol_mismatch).  False, with why, when it is too late, the
     /// connection is not open, or it was enabled before.
     bool enable_rma(std::string *why = nullptr);
-    bool rma_enabled() const { return rma_ || native_; }
+    bool rma_enabled() const;
     /// RMA is done by the transport itself (TW_CAP_RMA), not the emulation.
-    bool rma_native() const { return static_cast<bool>(native_); }
+    bool rma_native() const;
     /// Expose [data, data + len) to this connection's peer for `access`.
     /// nullptr, with why, when RMA is not enabled, the connection is not
     /// open, or len is 0.  See RmaExposure for the memory's lifetime.
@@ -243,130 +239,20 @@ public:
                               RmaCallback done, std::string *why = nullptr);
 
     /// The raw transport connection, for the zero-copy API (nullptr when closed).
-    tw_conn *raw() const { return conn_; }
+    tw_conn *raw() const;
     const tw_transport_ops &ops() const;
 
 private:
     friend struct ConnectionAccess;
     friend class RmaExposure;
     friend class RmaMemory;
-    struct Settings {
-        size_t read_size;
-        size_t write_limit;
-        uint32_t linger_ms;
-        size_t write_low;
-        size_t write_high;
-        uint32_t read_timeout_ms;
-        uint32_t write_timeout_ms;
-        uint32_t idle_timeout_ms;
-    };
-    struct ReadRequest {
-        std::string delimiter; ///< empty: exactly `count` bytes
-        size_t count = 0;      ///< read_exactly: the size; read_until: the maximum
-        size_t searched = 0;   ///< bytes already searched for the delimiter
-        RecordHandler handler;
-    };
-    using Established = std::function<void(const std::shared_ptr<Connection> &, int error, const std::string &why)>;
+    /// The connection's state and the code that drives it (framework/src/connection_impl.hpp).
+    struct Impl;
 
-    Connection(Loop &loop, Transport &transport, tw_conn *conn, uint64_t id, Settings settings);
+    explicit Connection(std::unique_ptr<Impl> impl);
+    void *context_pointer() const;
 
-    static void on_event(tw_conn *conn, uint32_t events, void *arg);
-    void handle_read();
-    ssize_t read_into(Buffer &target, size_t *reserved);
-    /// Serve a read event by borrowing; false when the rest must be copied.
-    bool read_borrowed();
-    /// Return a buffer still borrowed (the handler closed the connection).
-    void give_back_borrowed();
-    /// Hand the input to the pending read request(s), then on_data.
-    /// Returns false when a callback threw (the connection is finished).
-    bool deliver_input();
-    /// 0 when the request cannot be served yet, else the record's size;
-    /// -1 after closing the connection for an over-long record.
-    ssize_t record_ready(ReadRequest &req);
-    void set_request(ReadRequest req);
-    void queued_output_changed();
-    void note_read();
-    void note_write_progress();
-    void arm_timeouts();
-    void check_timeouts();
-    void peer_ended();
-    void close_after_eof();
-    void write_failed(int err, bool defer_callback);
-    template <class F> bool guarded(const char *callback, F &&f);
-    void callback_failed(const char *callback, const char *what);
-    void run_close_callback(const CloseHandler &cb, const CloseInfo &info);
-    void flush();
-    /// writev the first chunks of `buf` to the transport (no drain).
-    ssize_t writev_chunks(evbuffer *buf);
-    size_t reserve_size();
-    void adapt_reserve(size_t got, size_t reserved);
-    void finish(std::error_code code, int error, std::string reason, bool by_peer, bool defer_callback);
-    void update_interest();
-    void release_handlers();
-    std::string error_text(const char *call, int err) const;
-    /// Write output_ until the transport takes no more: 0 or the error.
-    int write_queued();
-    /// Write what output_ holds (RMA chunks pumped in as it drains) without
-    /// running callbacks; asks for TW_EV_WRITE for the rest.
-    void push_output();
-    /// After a read with RMA on: frames to input_, RMA answered, callbacks
-    /// run.  False when the connection finished.
-    bool rma_after_read();
-    void run_rma_completions();
-    std::error_code rma_post(uint32_t op, std::string_view descriptor, uint64_t offset, void *local, size_t len,
-                             RmaCallback done, std::string *why);
-    bool rma_revoke(uint64_t id, std::function<void()> done);
-    bool rma_exposed(uint64_t id) const;
-    struct CallbackScope {
-        explicit CallbackScope(Connection &c);
-        ~CallbackScope();
-        Connection &conn;
-    };
-
-    Loop *loop_;
-    Transport *transport_;
-    tw_conn *conn_;
-    uint64_t id_;
-    Settings settings_;
-    Buffer input_;
-    Buffer output_;
-    DataHandler on_data_;
-    CloseHandler on_close_;
-    DrainHandler on_drain_;
-    EofHandler on_eof_;
-    DrainHandler on_write_low_;
-    BorrowedDataHandler on_borrowed_;
-    bool borrow_refused_ = false; ///< recv_buf_borrow said -EOPNOTSUPP
-    tw_buf *borrowed_ = nullptr;  ///< the buffer on_borrowed_ is reading, if any
-    std::unique_ptr<ReadRequest> request_;
-    std::unique_ptr<Timer> timeout_timer_;
-    uint64_t last_read_ns_ = 0;
-    uint64_t last_write_ns_ = 0;
-    uint64_t write_progress_ = 0;       ///< counts writes that moved bytes (close()'s stall check)
-    uint64_t linger_progress_seen_ = 0; ///< write_progress_ when the linger timer last looked
-    bool write_blocked_ = false;
-    bool delivering_ = false;
-    Established on_established_;                    ///< handshake outcome (framework)
-    const char *established_handler_ = "";          ///< "accept handler" or "connect handler", for the log
-    std::function<void(Connection &)> on_finished_; ///< unregisters (framework)
-    std::shared_ptr<void> context_;
-    std::string fallback_reason_;
-    std::shared_ptr<Connection> self_; ///< keeps an open connection alive
-    std::unique_ptr<Timer> linger_timer_;
-    bool established_ = false;
-    bool reading_ = true;
-    bool peer_eof_ = false;
-    bool closing_ = false;
-    bool shut_pending_ = false;
-    bool write_shut_ = false;
-    bool finished_ = false;
-    bool want_write_ = false;
-    bool release_pending_ = false;
-    int callback_depth_ = 0;
-    size_t reserve_ = 0;                  ///< bytes the next read reserves (adapts to what reads bring)
-    bool read_any_ = false;               ///< a byte was read (enable_rma must come before)
-    std::unique_ptr<rma::Link> rma_;      ///< the RMA emulation, once enabled
-    std::unique_ptr<rma::Native> native_; ///< or the transport's own RMA (TW_CAP_RMA)
+    std::unique_ptr<Impl> impl_;
 };
 
 using ConnectionPtr = std::shared_ptr<Connection>;
