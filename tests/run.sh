@@ -65,7 +65,7 @@ prepare_guest() {
     echo "-Dsoftroce=disabled: the RDMA tests will skip"
     return 0
   fi
-  tests/softroce/softroce-run --setup || echo "no SoftRoCE guest here: the RDMA tests will skip or fail, saying why"
+  tools/softroce/softroce-run --setup || echo "no SoftRoCE guest here: the RDMA tests will skip or fail, saying why"
 }
 
 # Meson options for line tables only: flag is the compiler's (-g1, -gline-tables-only).

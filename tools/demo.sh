@@ -84,10 +84,10 @@ step "on this machine"
 demo_once 127.0.0.1 "" 100000 "figures of this host (loopback, no emulation)" || die "the load run reported errors"
 
 step "in a SoftRoCE guest (real verbs on an emulated rxe device): EMULATED, not comparable with the figures above"
-if tests/softroce/softroce-run --check >/dev/null 2>&1 || tests/softroce/softroce-run --setup >/dev/null 2>&1; then
-  (cd "$build" && "$root/tests/softroce/softroce-run" --share "$build" --share "$root" -- "$root/tools/demo.sh" --inside-guest)
+if tools/softroce/softroce-run --check >/dev/null 2>&1 || tools/softroce/softroce-run --setup >/dev/null 2>&1; then
+  (cd "$build" && "$root/tools/softroce/softroce-run" --share "$build" --share "$root" -- "$root/tools/demo.sh" --inside-guest)
   rc=$?
   [ $rc = 0 ] || die "the guest run failed (exit status $rc)"
 else
-  echo "skipped: $(tests/softroce/softroce-run --check 2>&1 | tail -n 1)"
+  echo "skipped: $(tools/softroce/softroce-run --check 2>&1 | tail -n 1)"
 fi

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // conformance-pair: the conformance cases against the in-memory pair
-// plugin (tests/transports/pair), loaded by name from the plugin path like
+// plugin (tools/transports/pair), loaded by name from the plugin path like
 // any plugin, plus pair's own cases (pair_cases.cpp).
 #include "addresses.hpp"
 #include "context.hpp"

@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+using kvd_test::is_error;
+using kvd_test::is_int;
 using kvd_test::SessionFixture;
 using kvd_test::Value;
 using T = kvd_test::Value::Type;
@@ -24,7 +26,7 @@ std::vector<std::string> words(const Value &v)
 {
     if (v.type != T::Array) return {"? " + v.text};
     std::vector<std::string> out;
-    for (const Value &e : v.elements) out.push_back(e.type == T::Null ? "(nil)" : e.text);
+    for (const Value &e : v.elements) out.push_back(e.type == T::NullBulk ? "(nil)" : e.text);
     return out;
 }
 
@@ -62,7 +64,7 @@ TEST_CASE("LPOP and RPOP take from either end, with a count, and delete the empt
     CHECK(words(f.call({"LPOP", "l", "2"})) == W{"2", "3"});
     CHECK(words(f.call({"RPOP", "l", "10"})) == W{"4"});
     CHECK(f.call({"TYPE", "l"}).text == "none");
-    CHECK(f.call({"LPOP", "l"}).type == T::Null);
+    CHECK(f.call({"LPOP", "l"}).type == T::NullBulk);
     CHECK(f.call({"LPOP", "l", "3"}).type == T::NullArray);
     CHECK(is_error(f.call({"LPOP", "l", "-1"}), "ERR value is out of range, must be positive"));
     CHECK(is_error(f.call({"LPOP", "l", "1", "2"}), "ERR wrong number of arguments for 'lpop' command"));
@@ -97,7 +99,7 @@ TEST_CASE("SPOP removes random members, all of them at last, and deletes the set
     CHECK(is_int(f.call({"SCARD", "s"}), 40));
     for (const auto &w : words(f.call({"SPOP", "s", "1000"}))) popped.push_back(w);
     CHECK(sorted(popped) == sorted(all));
-    CHECK(f.call({"SPOP", "s"}).type == T::Null);
+    CHECK(f.call({"SPOP", "s"}).type == T::NullBulk);
     CHECK(words(f.call({"SPOP", "s", "2"})).empty());
     CHECK(is_int(f.call({"DBSIZE"}), 0));
 }
@@ -125,7 +127,7 @@ TEST_CASE("HSET, HGET, HGETALL, HEXISTS, HDEL and HLEN keep a hash of fields", "
     CHECK(is_int(f.call({"HSET", "h", "a", "1", "b", "2"}), 2));
     CHECK(is_int(f.call({"HSET", "h", "a", "10", "c", "3"}), 1)); // a is overwritten, c is new
     CHECK(f.call({"HGET", "h", "a"}).text == "10");
-    CHECK(f.call({"HGET", "h", "zz"}).type == T::Null);
+    CHECK(f.call({"HGET", "h", "zz"}).type == T::NullBulk);
     CHECK(f.call({"HMSET", "h", "d", "4"}).text == "OK");
     Value all = f.call({"HGETALL", "h"});
     REQUIRE(all.elements.size() == 8);
@@ -147,7 +149,7 @@ TEST_CASE("ZADD orders members by score then bytes; ZPOPMIN, ZRANGE and ZSCORE r
     CHECK(is_int(f.call({"ZADD", "z", "0.1", "b"}), 0)); // moved, not added
     CHECK(words(f.call({"ZRANGE", "z", "0", "1", "WITHSCORES"})) == W{"b", "0.10000000000000001", "c", "1"});
     CHECK(f.call({"ZSCORE", "z", "a"}).text == "2");
-    CHECK(f.call({"ZSCORE", "z", "nope"}).type == T::Null);
+    CHECK(f.call({"ZSCORE", "z", "nope"}).type == T::NullBulk);
     CHECK(is_int(f.call({"ZADD", "z", "-inf", "low", "+inf", "high"}), 2));
     CHECK(words(f.call({"ZPOPMIN", "z"})) == W{"low", "-inf"});
     CHECK(words(f.call({"ZPOPMIN", "z", "2"})) == W{"b", "0.10000000000000001", "c", "1"});
@@ -224,7 +226,7 @@ TEST_CASE("an LRANGE or HGETALL past the reply limit is stopped while it is buil
         if (f.outcome != kvd::Session::Outcome::Backlogged) break;
     }
     std::vector<Value> replies;
-    REQUIRE(kvd_test::read_all(out, replies));
+    REQUIRE(kvd_test::parse_all(out, replies));
     REQUIRE(replies.size() == 3);
     CHECK(replies[0].text == "ERR reply to 'lrange' exceeds the reply limit of 1048576 bytes (write_buffer_limit); "
                              "nothing was sent");
@@ -237,12 +239,12 @@ TEST_CASE("an LRANGE or HGETALL past the reply limit is stopped while it is buil
 TEST_CASE("GETSET, GETDEL, SETNX, SETEX and PSETEX", "[kvd][commands]")
 {
     SessionFixture f;
-    CHECK(f.call({"GETSET", "k", "1"}).type == T::Null);
+    CHECK(f.call({"GETSET", "k", "1"}).type == T::NullBulk);
     f.call({"EXPIRE", "k", "100"});
     CHECK(f.call({"GETSET", "k", "2"}).text == "1");
     CHECK(is_int(f.call({"TTL", "k"}), -1)); // GETSET drops the expiry
     CHECK(f.call({"GETDEL", "k"}).text == "2");
-    CHECK(f.call({"GETDEL", "k"}).type == T::Null);
+    CHECK(f.call({"GETDEL", "k"}).type == T::NullBulk);
     CHECK(is_int(f.call({"SETNX", "k", "a"}), 1));
     CHECK(is_int(f.call({"SETNX", "k", "b"}), 0));
     CHECK(f.call({"GET", "k"}).text == "a");
@@ -333,7 +335,7 @@ TEST_CASE("MULTI queues commands and EXEC runs them, replying with every reply i
     CHECK(v.elements[0].text == "OK");
     CHECK(is_int(v.elements[1], 2));
     CHECK(is_error(v.elements[2], kWrongType));
-    CHECK(v.elements[3].type == T::Null);
+    CHECK(v.elements[3].type == T::NullBulk);
     CHECK(is_error(f.call({"EXEC"}), "ERR EXEC without MULTI"));
     CHECK(is_error(f.call({"DISCARD"}), "ERR DISCARD without MULTI"));
 }
@@ -345,13 +347,13 @@ TEST_CASE("DISCARD drops the queue; a command refused while queueing makes EXEC 
     f.call({"MULTI"});
     f.call({"SET", "a", "1"});
     CHECK(f.call({"DISCARD"}).text == "OK");
-    CHECK(f.call({"GET", "a"}).type == T::Null);
+    CHECK(f.call({"GET", "a"}).type == T::NullBulk);
     f.call({"MULTI"});
     f.call({"SET", "a", "1"});
     CHECK(is_error(f.call({"GET"}), "ERR wrong number of arguments for 'get' command"));
     CHECK(f.call({"NOSUCHCOMMAND"}).type == T::Error);
     CHECK(is_error(f.call({"EXEC"}), "EXECABORT Transaction discarded because of previous errors."));
-    CHECK(f.call({"GET", "a"}).type == T::Null);
+    CHECK(f.call({"GET", "a"}).type == T::NullBulk);
 }
 
 TEST_CASE("EXEC after WATCH runs nothing when a watched key changed, and runs when none did", "[kvd][transactions]")
@@ -401,7 +403,7 @@ TEST_CASE("the commands queued since MULTI count against max_request_size", "[kv
 TEST_CASE("CLIENT SETNAME, GETNAME and ID", "[kvd][commands]")
 {
     SessionFixture f;
-    CHECK(f.call({"CLIENT", "GETNAME"}).type == T::Null);
+    CHECK(f.call({"CLIENT", "GETNAME"}).type == T::NullBulk);
     CHECK(f.call({"CLIENT", "SETNAME", "worker-1"}).text == "OK");
     CHECK(f.call({"CLIENT", "GETNAME"}).text == "worker-1");
     CHECK(is_error(f.call({"CLIENT", "SETNAME", "two words"}),
@@ -457,7 +459,7 @@ TEST_CASE("EXEC runs its commands with no other loop thread's command among them
     std::string reply = run(mine, {"EXEC"});
     other.join();
     std::vector<Value> v;
-    REQUIRE(kvd_test::read_all(reply, v));
+    REQUIRE(kvd_test::parse_all(reply, v));
     REQUIRE(v.size() == 1);
     REQUIRE(v[0].elements.size() == 3);
     CHECK(v[0].elements[2].text == "mine");

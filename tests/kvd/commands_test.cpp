@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+using kvd_test::is_bulk;
+using kvd_test::is_error;
+using kvd_test::is_int;
+using kvd_test::is_ok;
 using kvd_test::SessionFixture;
 using kvd_test::Value;
 using T = kvd_test::Value::Type;
@@ -12,7 +16,7 @@ TEST_CASE("PING answers PONG, or echoes its argument", "[kvd][commands]")
 {
     SessionFixture f;
     Value v = f.call({"PING"});
-    CHECK((v.type == T::Simple && v.text == "PONG"));
+    CHECK((v.type == T::Status && v.text == "PONG"));
     CHECK(is_bulk(f.call({"ping", "hello"}), "hello"));
     CHECK(is_error(f.call({"PING", "a", "b"}), "ERR wrong number of arguments for 'ping' command"));
 }
@@ -42,7 +46,7 @@ TEST_CASE("an unknown command gets an error naming it and its first arguments", 
 TEST_CASE("SET stores, GET reads, a missing key reads as nil", "[kvd][commands]")
 {
     SessionFixture f;
-    CHECK(f.call({"GET", "k"}).type == T::Null);
+    CHECK(f.call({"GET", "k"}).type == T::NullBulk);
     CHECK(is_ok(f.call({"SET", "k", "v1"})));
     CHECK(is_bulk(f.call({"GET", "k"}), "v1"));
     CHECK(is_ok(f.call({"SET", "k", "v2"})));
@@ -53,10 +57,10 @@ TEST_CASE("SET stores, GET reads, a missing key reads as nil", "[kvd][commands]"
 TEST_CASE("SET NX writes only a missing key, XX only an existing one", "[kvd][commands]")
 {
     SessionFixture f;
-    CHECK(f.call({"SET", "k", "v", "XX"}).type == T::Null);
-    CHECK(f.call({"GET", "k"}).type == T::Null);
+    CHECK(f.call({"SET", "k", "v", "XX"}).type == T::NullBulk);
+    CHECK(f.call({"GET", "k"}).type == T::NullBulk);
     CHECK(is_ok(f.call({"SET", "k", "v", "NX"})));
-    CHECK(f.call({"SET", "k", "other", "nx"}).type == T::Null);
+    CHECK(f.call({"SET", "k", "other", "nx"}).type == T::NullBulk);
     CHECK(is_bulk(f.call({"GET", "k"}), "v"));
     CHECK(is_ok(f.call({"SET", "k", "w", "xx"})));
     CHECK(is_bulk(f.call({"GET", "k"}), "w"));
@@ -73,7 +77,7 @@ TEST_CASE("SET EX and PX expire the key, on access and by the sweep", "[kvd][com
     f.clock.now += 1499;
     CHECK(is_bulk(f.call({"GET", "m"}), "v"));
     f.clock.now += 1;
-    CHECK(f.call({"GET", "m"}).type == T::Null); // lazily, on access
+    CHECK(f.call({"GET", "m"}).type == T::NullBulk); // lazily, on access
     CHECK(is_int(f.call({"DBSIZE"}), 1));
     f.clock.now += 8500;
     CHECK(f.keyspace.size() == 1);     // expired but not yet touched
@@ -104,7 +108,7 @@ TEST_CASE("SET refuses bad expiries and option mixes", "[kvd][commands][expiry]"
     CHECK(is_error(f.call({"SET", "k", "v", "EX", "1", "PX", "1"}), "ERR syntax error"));
     CHECK(is_error(f.call({"SET", "k", "v", "KEEPTTL", "EX", "1"}), "ERR syntax error"));
     CHECK(is_error(f.call({"SET", "k", "v", "BOGUS"}), "ERR syntax error"));
-    CHECK(f.call({"GET", "k"}).type == T::Null); // nothing was stored by a refused SET
+    CHECK(f.call({"GET", "k"}).type == T::NullBulk); // nothing was stored by a refused SET
 }
 
 TEST_CASE("EXPIRE, PEXPIRE, TTL, PTTL and PERSIST", "[kvd][commands][expiry]")
@@ -202,7 +206,7 @@ TEST_CASE("MSET sets pairs, MGET reads them with nil for missing keys", "[kvd][c
     REQUIRE(v.type == T::Array);
     REQUIRE(v.elements.size() == 3);
     CHECK(is_bulk(v.elements[0], "1"));
-    CHECK(v.elements[1].type == T::Null);
+    CHECK(v.elements[1].type == T::NullBulk);
     CHECK(is_bulk(v.elements[2], "2"));
     CHECK(is_error(f.call({"MSET", "a", "1", "b"}), "ERR wrong number of arguments for 'mset' command"));
     CHECK(is_bulk(f.call({"GET", "a"}), "1"));
@@ -283,7 +287,7 @@ TEST_CASE("COMMAND describes every command in the Redis 7 shape", "[kvd][command
     Value info = f.call({"COMMAND", "INFO", "set", "nosuch"});
     REQUIRE(info.elements.size() == 2);
     CHECK(info.elements[0].elements[0].text == "set");
-    CHECK(info.elements[1].type == T::Null);
+    CHECK(info.elements[1].type == T::NullBulk);
 }
 
 TEST_CASE("COMMAND DOCS has what redis-cli reads for its help and hints", "[kvd][commands]")
@@ -302,7 +306,7 @@ TEST_CASE("COMMAND DOCS has what redis-cli reads for its help and hints", "[kvd]
             const std::string &key = arg.elements[i].text;
             const Value &val = arg.elements[i + 1];
             if (key == "flags") {
-                for (const Value &flag : val.elements) CHECK(flag.type == T::Simple);
+                for (const Value &flag : val.elements) CHECK(flag.type == T::Status);
             } else if (key == "arguments") {
                 for (const Value &child : val.elements) check_argument(child);
             } else {

@@ -41,7 +41,7 @@ inline std::string check_input(const uint8_t *data, size_t size)
     SessionFixture whole(limits);
     std::string at_once = whole.feed(bytes);
     std::vector<Value> replies;
-    if (!read_all(at_once, replies)) return "malformed reply stream: " + at_once;
+    if (!parse_all(at_once, replies)) return "malformed reply stream: " + at_once;
     uint64_t seed = size;
     for (unsigned char c : bytes) seed = seed * 131 + c;
     std::string pieces = run_in_pieces(bytes, seed, limits);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Randomized inputs through the whole request path (the libFuzzer target in
-// fuzz_target.cpp checks the same property with coverage guidance).
+// tests/fuzz/kvd/fuzz_kvd_resp.cpp checks the same property with coverage guidance).
 #include "fuzz_check.hpp"
 
 #include <catch2/catch.hpp>
@@ -83,7 +83,7 @@ TEST_CASE("random and mutated requests never break the session or its replies", 
     }
 }
 
-// fuzz-kvd-resp found the first (tests/kvd/fuzz-regressions/spop-order-in-pieces):
+// fuzz-kvd-resp found the first (tests/fuzz/kvd/regressions/spop-order-in-pieces):
 // the two sessions it compares drew SPOP's picks from one engine per thread.
 TEST_CASE("SPOP answers the same whether its requests come at once or in pieces", "[kvd][fuzz]")
 {

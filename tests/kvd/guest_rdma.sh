@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Runs inside the SoftRoCE guest (tests/softroce): the daemon's integration
+# Runs inside the SoftRoCE guest (tools/softroce): the daemon's integration
 # cases over RDMA - first with transport = rdma, then with transport = auto,
 # which must pick RDMA there - in one boot.  One TAP stream.
 #

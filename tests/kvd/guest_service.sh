@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Runs inside the SoftRoCE guest (tests/softroce), where RDMA devices exist:
+# Runs inside the SoftRoCE guest (tools/softroce), where RDMA devices exist:
 # what an operator sees of the transport (issue 13 items 3 and 4).
 # - twinwire-info lists each port's link and netdev (tests/unit/check_info_rdma.sh);
 # - with RLIMIT_MEMLOCK too low (and no CAP_IPC_LOCK), transport = auto falls

@@ -18,7 +18,7 @@ namespace {
 std::vector<Value> parse_replies(const std::string &raw)
 {
     std::vector<Value> replies;
-    REQUIRE(kvd_test::read_all(raw, replies));
+    REQUIRE(kvd_test::parse_all(raw, replies));
     return replies;
 }
 

@@ -15,7 +15,7 @@
 // --pace-ms) and --hold-reading-ms reads nothing for T ms: a slow reader.
 // --quiet prints only "replies: N".  Exit status: 0 when the expected
 // replies arrived, 1 otherwise.
-#include "resp_value.hpp"
+#include "bench/resp_reply.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/runtime.hpp>
@@ -29,6 +29,30 @@
 #include <vector>
 
 namespace {
+
+namespace resp = twinwire::bench::resp;
+
+// A reply as redis-cli prints it when its output is not a terminal.
+std::string cli_text(const resp::Value &v)
+{
+    switch (v.type) {
+    case resp::Type::Status:
+    case resp::Type::Error:
+    case resp::Type::Bulk:
+        return v.text;
+    case resp::Type::Integer:
+        return std::to_string(v.integer);
+    case resp::Type::NullBulk:
+    case resp::Type::NullArray:
+        return "";
+    case resp::Type::Array: {
+        std::string s;
+        for (size_t i = 0; i < v.elements.size(); ++i) s += (i ? "\n" : "") + cli_text(v.elements[i]);
+        return s;
+    }
+    }
+    return "";
+}
 
 struct Options {
     std::string host = "127.0.0.1";
@@ -158,16 +182,15 @@ int main(int argc, char **argv)
         c->on_data([&](twinwire::Connection &cn, twinwire::Buffer &in) {
             received += in.take(in.size());
             for (;;) {
-                kvd_test::Value v;
-                size_t used = 0;
-                auto st = kvd_test::read_value(received, v, used);
-                if (st == kvd_test::ReadStatus::Incomplete) break;
-                if (st == kvd_test::ReadStatus::Malformed) {
+                resp::Value v;
+                resp::Reply reply = resp::parse_reply(received, v);
+                if (reply.outcome == resp::Reply::Outcome::Incomplete) break;
+                if (reply.outcome == resp::Reply::Outcome::Malformed) {
                     std::fprintf(stderr, "kvd-probe: malformed reply: %s\n", received.c_str());
                     return done(1);
                 }
-                received.erase(0, used);
-                if (!o.quiet) std::printf("%s\n", v.cli_text().c_str());
+                received.erase(0, reply.length);
+                if (!o.quiet) std::printf("%s\n", cli_text(v).c_str());
                 if (++seen == o.replies) {
                     std::fflush(stdout);
                     if (o.linger_ms == 0) return done(0);

@@ -3,13 +3,13 @@
 // fixed answers: the daemon's protocol and commands without a network.
 #pragma once
 
-#include "resp_value.hpp"
-
 #include "commands.hpp"
 #include "keyspace.hpp"
 #include "session.hpp"
 
 #include <twinwire/buffer.hpp>
+
+#include "bench/resp_reply.hpp"
 
 #include <initializer_list>
 #include <string>
@@ -17,8 +17,12 @@
 
 namespace kvd_test {
 
+// Replies are read with twinwire-bench's strict parser (tools/bench).
+using twinwire::bench::resp::parse_all;
+using twinwire::bench::resp::Value;
+
 // What a reply must be, for CHECK: type and text (or number) at once.
-inline bool is_ok(const Value &v) { return v.type == Value::Type::Simple && v.text == "OK"; }
+inline bool is_ok(const Value &v) { return v.type == Value::Type::Status && v.text == "OK"; }
 inline bool is_int(const Value &v, long long n) { return v.type == Value::Type::Integer && v.integer == n; }
 inline bool is_bulk(const Value &v, const std::string &s) { return v.type == Value::Type::Bulk && v.text == s; }
 inline bool is_error(const Value &v, const std::string &text) { return v.type == Value::Type::Error && v.text == text; }
@@ -81,7 +85,7 @@ struct SessionFixture {
     {
         std::string raw = feed(encode(std::vector<std::string>(words)));
         std::vector<Value> replies;
-        if (!read_all(raw, replies) || replies.size() != 1) {
+        if (!parse_all(raw, replies) || replies.size() != 1) {
             Value bad;
             bad.type = Value::Type::Error;
             bad.text = "TEST: expected exactly one well-formed reply, got: " + raw;

@@ -81,7 +81,7 @@ TEST_CASE("replies past the backlog limit stop the batch until they are sent", "
     CHECK(!f.input.empty());      // the rest waits, nothing lost
     std::string rest = f.drain_replies(2500);
     std::vector<Value> replies;
-    REQUIRE(kvd_test::read_all(out + rest, replies));
+    REQUIRE(kvd_test::parse_all(out + rest, replies));
     CHECK(replies.size() == 10);
 }
 

@@ -3,10 +3,10 @@
 // SoftRoCE guest, rdma.* overrides), log capture, helper processes.
 #pragma once
 
-#include "../conformance/addresses.hpp"
-#include "../conformance/context.hpp"
-#include "../conformance/harness.hpp"
-#include "../conformance/payload.hpp"
+#include "../../tools/conformance/addresses.hpp"
+#include "../../tools/conformance/context.hpp"
+#include "../../tools/conformance/harness.hpp"
+#include "../../tools/conformance/payload.hpp"
 
 #include <twinwire/config.hpp>
 #include <twinwire/runtime.hpp>

@@ -9,7 +9,7 @@
 # rows, RDMA READ / WRITE against ib_read_bw / ib_write_bw.
 set -uo pipefail
 bench=$1 out=$2 rounds=$3 rma_tool=${4:-}
-: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tools/softroce/softroce-run)}"
 srv_dev=$SOFTROCE_SERVER_DEV cli_dev=$SOFTROCE_CLIENT_DEV srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP
 gid=${SOFTROCE_GID_INDEX:-1}
 lat_iters=${COMPARE_LAT_ITERS:-1000}

@@ -17,7 +17,7 @@
 # SoftRoCE guest or no perftest here (the reason is printed).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-runner=$here/../../tests/softroce/softroce-run
+runner=$here/../softroce/softroce-run
 rounds=3
 cpus=1
 rma=

@@ -45,6 +45,7 @@ struct Parser {
     }
 
     // "-1" or digits without sign, spaces or leading zeros (but "0").
+    // Accumulated negatively, so the smallest int64_t fits too.
     bool integer(std::string_view text, size_t at, bool allow_minus_one_only, int64_t *value)
     {
         if (text == "-1") {
@@ -58,15 +59,17 @@ struct Parser {
         int64_t v = 0;
         for (char c : digits) {
             if (c < '0' || c > '9') return malformed(at, "bad number '" + std::string(text) + "'");
-            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v))
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, c - '0', &v))
                 return malformed(at, "number out of range");
         }
-        *value = negative ? -v : v;
+        if (!negative && __builtin_mul_overflow(v, -1, &v)) return malformed(at, "number out of range");
+        *value = v;
         return true;
     }
 
-    // Parses the value at `pos`; sets *end past it.
-    bool value(size_t pos, int depth, size_t *end, Type *type)
+    // Parses the value at `pos`; sets *end past it, and fills *content when
+    // given.
+    bool value(size_t pos, int depth, size_t *end, Type *type, Value *content)
     {
         if (pos >= data.size()) {
             out.outcome = Outcome::Incomplete;
@@ -82,12 +85,14 @@ struct Parser {
             if (!line(pos + 1, &text, &next)) return false;
             *type = kind == '+' ? Type::Status : Type::Error;
             if (depth == 0) out.text = std::string(text.substr(0, kKeepText));
+            if (content) content->text = std::string(text);
             *end = next;
             return true;
         case ':': {
             if (!line(pos + 1, &text, &next)) return false;
             int64_t v;
             if (!integer(text, pos + 1, false, &v)) return false;
+            if (content) content->integer = v;
             *type = Type::Integer;
             *end = next;
             return true;
@@ -110,6 +115,7 @@ struct Parser {
             }
             if (data[after] != '\r' || data[after + 1] != '\n')
                 return malformed(after, "bulk string not followed by CRLF");
+            if (content) content->text = std::string(data.substr(next, static_cast<size_t>(len)));
             *type = Type::Bulk;
             *end = after + 2;
             return true;
@@ -125,7 +131,10 @@ struct Parser {
             }
             for (int64_t i = 0; i < count; ++i) {
                 Type element;
-                if (!value(next, depth + 1, &next, &element)) return false;
+                Value *element_content = nullptr;
+                if (content) element_content = &content->elements.emplace_back();
+                if (!value(next, depth + 1, &next, &element, element_content)) return false;
+                if (element_content) element_content->type = element;
             }
             *type = Type::Array;
             *end = next;
@@ -165,17 +174,42 @@ const char *to_string(Type type)
     return "?";
 }
 
-Reply parse_reply(std::string_view data)
+namespace {
+
+Reply parse(std::string_view data, Value *content)
 {
     Parser p{data, {}};
     size_t end = 0;
     Type type = Type::Status;
-    if (p.value(0, 0, &end, &type)) {
+    if (p.value(0, 0, &end, &type, content)) {
         p.out.outcome = Outcome::Complete;
         p.out.length = end;
         p.out.type = type;
+        if (content) content->type = type;
     }
     return p.out;
+}
+
+} // namespace
+
+Reply parse_reply(std::string_view data) { return parse(data, nullptr); }
+
+Reply parse_reply(std::string_view data, Value &value)
+{
+    value = Value();
+    return parse(data, &value);
+}
+
+bool parse_all(std::string_view data, std::vector<Value> &out)
+{
+    while (!data.empty()) {
+        Value value;
+        Reply reply = parse_reply(data, value);
+        if (reply.outcome != Reply::Outcome::Complete) return false;
+        out.push_back(std::move(value));
+        data.remove_prefix(reply.length);
+    }
+    return true;
 }
 
 } // namespace twinwire::bench::resp

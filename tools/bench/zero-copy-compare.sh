@@ -10,7 +10,7 @@
 # Host (loopback, pinned to one CPU):
 #   tools/bench/zero-copy-compare.sh --bench build/tools/bench/twinwire-bench --out OUT --pin 1 --transports tcp
 # SoftRoCE guest (both ends of the veth wire):
-#   tests/softroce/softroce-run --share $PWD -- tools/bench/zero-copy-compare.sh --bench ... --out OUT \
+#   tools/softroce/softroce-run --share $PWD -- tools/bench/zero-copy-compare.sh --bench ... --out OUT \
 #       --transports rdma,tcp --listen 10.77.0.2 --source 10.77.0.1
 #
 # [--rounds 5] [--sizes 64,4k,64k,1m] [--duration 1]

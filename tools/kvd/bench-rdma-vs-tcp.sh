@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # twinwire-kvd over RDMA against the same daemon over TCP, inside the
-# SoftRoCE guest (tests/softroce): one daemon with transport = auto listens
+# SoftRoCE guest (tools/softroce): one daemon with transport = auto listens
 # on both at one port; twinwire-bench resp drives it, alternating TCP and
 # RDMA runs for each load (the first of a pair alternating too), both
 # crossing the guest's veth wire.  A second daemon with kvd.zero_copy = no
@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$KVD" ] && [ -n "$BENCH" ] && [ -n "$OUT" ] || { echo "bench-rdma-vs-tcp.sh: give --kvd, --bench and --out" >&2; exit 2; }
 if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
-    echo "bench-rdma-vs-tcp.sh: not in the SoftRoCE guest; run it through tests/softroce/softroce-run" >&2
+    echo "bench-rdma-vs-tcp.sh: not in the SoftRoCE guest; run it through tools/softroce/softroce-run" >&2
     exit 2
 fi
 mkdir -p "$OUT"

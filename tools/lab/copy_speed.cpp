@@ -1,7 +1,7 @@
 // twinwire-copy-speed: how fast this CPU copies 64 KiB blocks with glibc's
 // memcpy, with `rep movsb` and with a 16-byte vector loop. Under QEMU's TCG
 // `rep movsb` runs one byte per step, which is why the SoftRoCE guest's CPU
-// hides ERMS (tests/softroce/README.md, "Acceleration"); run it in the guest
+// hides ERMS (tools/softroce/README.md, "Acceleration"); run it in the guest
 // with SOFTROCE_RUN_CPU=max and without to see the difference.
 #include <emmintrin.h>
 

@@ -5,7 +5,7 @@
 // past that window a wake-up costs several times more.  The latency
 // benchmarks' 2-vCPU figures cross that line (docs/benchmarks.md, "Two
 // vCPUs: the host's idle wake-up"); this measures where it lies.  Run it on
-// the host and in the guest (tests/softroce/softroce-run --cpus 2 -- ...).
+// the host and in the guest (tools/softroce/softroce-run --cpus 2 -- ...).
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>

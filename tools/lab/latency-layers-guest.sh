@@ -5,7 +5,7 @@
 # measured run takes the guest's only vCPU from it).
 set -uo pipefail
 bench=$1 vtable=$2 out=$3 rounds=$4 iters=$5
-: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tools/softroce/softroce-run)}"
 # Built with -Dlab=true, in the build tree beside tools/bench.
 shim=$(dirname "$bench")/../lab/twinwire-event-loop-shim.so
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}

@@ -25,7 +25,7 @@
 # Exit: 0 done; 1 a run failed; 2 bad usage or no lab build (-Dlab=true); 77 no guest or no perftest here.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-runner=$here/../../tests/softroce/softroce-run
+runner=$here/../softroce/softroce-run
 rounds=5 cpus=1 iterations=3000 out=$PWD/latency-layers
 usage() { sed -n '/^# usage/,/^# Exit/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do

@@ -6,7 +6,7 @@
 set -uo pipefail
 bench=$1 out=$2 rounds=$3 test=$4 sizes=$5 iters=$6
 shift 6
-: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run)}"
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tools/softroce/softroce-run)}"
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}
 export TWINWIRE_CONNECT_TIMEOUT_MS=10000
 # plugin-ab.sh --set: TWINWIRE_<KEY>=VALUE lines, one per setting.

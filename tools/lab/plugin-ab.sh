@@ -23,7 +23,7 @@
 # Exit: 0 done; 1 a run failed; 2 bad usage; 77 no guest or no perftest here.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-runner=$here/../../tests/softroce/softroce-run
+runner=$here/../softroce/softroce-run
 rounds=3 cpus=1 test=throughput sizes= iterations= out=$PWD/plugin-ab settings=() polling_anchor=0
 usage() { sed -n '/^# usage/,/^# Exit/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 env_name() { echo "TWINWIRE_$(echo "$1" | tr 'a-z.' 'A-Z_')"; } # rdma.ring_max -> TWINWIRE_RDMA_RING_MAX

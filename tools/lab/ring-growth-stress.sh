@@ -24,7 +24,7 @@ done
 bench=$(realpath "$1")
 mkdir -p "$out"
 if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
-    exec "$here/../../tests/softroce/softroce-run" --share "$out" --timeout 3600 -- \
+    exec "$here/../softroce/softroce-run" --share "$out" --timeout 3600 -- \
         "$here/ring-growth-stress.sh" --runs "$runs" --out "$out" "$bench"
 fi
 plugin_dir=$(dirname "$bench")/../../rdma_plugin

@@ -8,11 +8,11 @@
 # tools/lab/wake_segments.py splits each trace into the segments of a round
 # trip.  Not run by meson; results: docs/benchmarks.md.
 #
-# usage: tests/softroce/softroce-run --cpus 2 --share DIR -- \
+# usage: tools/softroce/softroce-run --cpus 2 --share DIR -- \
 #            tools/lab/wake-trace-guest.sh TWINWIRE_BENCH RDMA_TESTS DIR [PAIRS]
 set -uo pipefail
 bench=$1 vtable=$2 out=$3 pairs=${4:-4}
-: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tests/softroce/softroce-run --cpus 2)}"
+: "${SOFTROCE_SERVER_DEV:?run me in the SoftRoCE guest (tools/softroce/softroce-run --cpus 2)}"
 # Built with -Dlab=true, in the build tree beside tools/bench.
 shim=$(dirname "$bench")/../lab/twinwire-event-loop-shim.so
 srv_ip=$SOFTROCE_SERVER_IP cli_ip=$SOFTROCE_CLIENT_IP gid=${SOFTROCE_GID_INDEX:-1}

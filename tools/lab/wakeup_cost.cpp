@@ -5,7 +5,7 @@
 // process touches costs a page walk in the emulator, and every function it
 // calls a lookup of its translation; this is the measurement behind
 // docs/benchmarks.md's latency breakdown.  Run it on the host and in the
-// guest: tests/softroce/softroce-run -- <this binary>.
+// guest: tools/softroce/softroce-run -- <this binary>.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>

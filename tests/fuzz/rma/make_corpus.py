@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Writes the seed corpus of fuzz-rma-wire (tests/fuzz/fuzz_rma_wire.cpp):
+# Writes the seed corpus of fuzz-rma-wire (tests/fuzz/rma/fuzz_rma_wire.cpp):
 # well-formed frame sequences of every type, refusals, exact bounds, and a
 # few malformed starts.  Run it again after changing the frames:
 #   tests/fuzz/rma/make_corpus.py tests/fuzz/rma/corpus

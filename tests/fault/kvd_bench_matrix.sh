@@ -23,7 +23,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/../../../kvd/tap.sh"
+. "$(dirname "$0")/../kvd/tap.sh"
 
 # Each kind: the fault.* keys, as KEY=VALUE words.
 KINDS=(

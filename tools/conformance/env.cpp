@@ -2,7 +2,7 @@
 // Env and Server: the loops of one case, its listeners and connections.
 #include "harness.hpp"
 #include "needs.hpp"
-#include "../sanitizer_stretch.hpp"
+#include "../../tests/sanitizer_stretch.hpp"
 
 #include <unistd.h>
 

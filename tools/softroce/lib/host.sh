@@ -2,10 +2,10 @@
 # What the host must provide for a guest: packages, qemu, an accelerator
 # (sourced by softroce-run; needs common.sh and $SOFTROCE_DIR).
 
-# The project's one list: next to the scripts when installed, one directory
-# up in the source tree.
+# The project's one list: next to the scripts when installed, in tests/ of
+# the source tree.
 PACKAGE_LIST=$SOFTROCE_DIR/debian-packages.txt
-[ -r "$PACKAGE_LIST" ] || PACKAGE_LIST=$SOFTROCE_DIR/../debian-packages.txt
+[ -r "$PACKAGE_LIST" ] || PACKAGE_LIST=$SOFTROCE_DIR/../../tests/debian-packages.txt
 # Packages are installed only when asked (--setup, --install-packages or
 # SOFTROCE_RUN_INSTALL_PACKAGES=1): run as a test, a missing package is a
 # skip that names the apt-get line, never an install behind the user's back.

@@ -2,7 +2,7 @@
 // A daemon's test as its authors would write it: server and clients in one
 // process over `transport = pair`, through the public C++ API, several
 // loops, checksummed echo, and proof that pair (not a TCP fallback) ran.
-#include "payload.hpp" // tests/conformance: payloads and their checksum
+#include "payload.hpp" // tools/conformance: payloads and their checksum
 
 #include <twinwire/runtime.hpp>
 

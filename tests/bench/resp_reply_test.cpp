@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <vector>
+
 using namespace twinwire::bench;
 using resp::Reply;
 using resp::Type;
@@ -78,6 +81,31 @@ TEST_CASE("replies a correct server never sends are malformed, with the reason",
     std::string deep;
     for (int i = 0; i < 20; ++i) deep += "*1\r\n";
     CHECK_THAT(malformed(deep + ":1\r\n"), Catch::Contains("nested deeper"));
+}
+
+TEST_CASE("a reply's content is kept when asked for, nested arrays and int64's extremes included", "[resp]")
+{
+    resp::Value v;
+    Reply r = resp::parse_reply("*4\r\n+OK\r\n:-9223372036854775808\r\n*2\r\n$2\r\nab\r\n$-1\r\n*-1\r\nrest", v);
+    REQUIRE(r.outcome == Reply::Outcome::Complete);
+    CHECK(r.length == 54);
+    REQUIRE(v.type == Type::Array);
+    REQUIRE(v.elements.size() == 4);
+    CHECK((v.elements[0].type == Type::Status && v.elements[0].text == "OK"));
+    CHECK((v.elements[1].type == Type::Integer && v.elements[1].integer == INT64_MIN));
+    REQUIRE(v.elements[2].elements.size() == 2);
+    CHECK((v.elements[2].elements[0].type == Type::Bulk && v.elements[2].elements[0].text == "ab"));
+    CHECK(v.elements[2].elements[1].type == Type::NullBulk);
+    CHECK(v.elements[3].type == Type::NullArray);
+    CHECK(complete(":9223372036854775807\r\n", Type::Integer).length == 22);
+    CHECK_THAT(malformed(":9223372036854775808\r\n"), Catch::Contains("out of range"));
+    CHECK_THAT(malformed(":-9223372036854775809\r\n"), Catch::Contains("out of range"));
+
+    std::vector<resp::Value> all;
+    CHECK(resp::parse_all("+a\r\n$1\r\nb\r\n", all));
+    REQUIRE(all.size() == 2);
+    CHECK(all[1].text == "b");
+    CHECK_FALSE(resp::parse_all("+a\r\n$1\r\nb", all));
 }
 
 TEST_CASE("requests are RESP2 arrays of bulk strings with redis-benchmark's key names", "[resp]")

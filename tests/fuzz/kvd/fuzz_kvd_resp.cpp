@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer entry point: RESP requests through a session, whole and in
-// pieces (built with -Dfuzzing=true; see tests/kvd/meson.build).
+// pieces (built with -Dfuzzing=true; see tests/fuzz/kvd/meson.build).
 #include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
