@@ -51,7 +51,7 @@ const struct tw_plugin_info tw_tcp_info = {
     .abi_major = TW_ABI_MAJOR,
     .abi_minor = TW_ABI_MINOR,
     .name = "tcp",
-    .plugin_version = "1.0",
+    .plugin_version = TW_PROJECT_VERSION, /* from meson.build */
     .ops = &tw_tcp_ops,
 };
 

@@ -57,7 +57,7 @@ static const struct tw_plugin_info rdma_info = {
     .abi_major = TW_ABI_MAJOR,
     .abi_minor = TW_ABI_MINOR,
     .name = "rdma",
-    .plugin_version = "0.1.0",
+    .plugin_version = TW_PROJECT_VERSION, /* from meson.build */
     .ops = &rdma_ops,
 };
 

@@ -32,8 +32,8 @@ CLI::App &define_options(CLI::App &app, Options &o)
         "loads and why not), then says which transport a twinwire program started here would use and\n"
         "why: the search for each plugin the configuration names, its devices and ports, RLIMIT_MEMLOCK.\n");
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    app.set_version_flag("--version", "twinwire-info " TW_INFO_VERSION " (ABI " + std::to_string(TW_ABI_MAJOR) + "." +
-                                          std::to_string(TW_ABI_MINOR) + ")");
+    app.set_version_flag("--version", "twinwire-info " TW_PROJECT_VERSION " (ABI " + std::to_string(TW_ABI_MAJOR) +
+                                          "." + std::to_string(TW_ABI_MINOR) + ")");
     app.add_option("--config", o.config_file, "read this configuration file (as a daemon does)")->type_name("FILE");
     app.add_option("--transport", o.transport, "transport: auto, tcp, NAME or NAME,NAME,...")->type_name("T");
     app.add_option("--plugin", o.plugin_path, "plugin_path: directories or .so files, ':' between them")
@@ -195,7 +195,7 @@ void print_json(const Config &config, const std::vector<std::string> &places,
                 const std::vector<PluginFileReport> &files, const std::vector<PluginSearch> &searches, const Verdict &v)
 {
     const ConfigValue *mode = config.find("transport");
-    std::printf("{\n  \"version\": %s,\n  \"abi\": \"%d.%d\",\n", json_string(TW_INFO_VERSION).c_str(), TW_ABI_MAJOR,
+    std::printf("{\n  \"version\": %s,\n  \"abi\": \"%d.%d\",\n", json_string(TW_PROJECT_VERSION).c_str(), TW_ABI_MAJOR,
                 TW_ABI_MINOR);
     std::printf("  \"transport_setting\": {\"value\": %s, \"origin\": %s},\n", json_string(mode->value).c_str(),
                 json_string(mode->origin).c_str());

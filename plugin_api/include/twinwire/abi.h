@@ -4,6 +4,13 @@
  * ABI version, symbol visibility and layout checks shared by every twinwire
  * ABI header.
  *
+ * Two version numbers, distinct: the plugin ABI's, TW_ABI_MAJOR.TW_ABI_MINOR
+ * below, and the project's release (meson.build's project(), which
+ * `twinwire-info --version` and the pkg-config files show).  twinwire 1.0.0
+ * ships plugin ABI 1.3.  Whatever was added after ABI 1.0 says
+ * "since ABI 1.N" in its doc comment (a type added whole says it once, for
+ * all its members or values).
+ *
  * Compatibility rules (read these before changing any twinwire header):
  *  - TW_ABI_MAJOR changes only when an existing struct member moves, changes
  *    type or meaning, or is removed.  The major version is part of the plugin

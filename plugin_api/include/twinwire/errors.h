@@ -47,9 +47,9 @@ enum tw_error {
     TW_EBADFRAME = 10009,
     /** A configuration value is invalid (the log says which key and why). */
     TW_ECONFIG = 10010,
-    /** ABI 1.3: the peer refused a one-sided access: out of the exposure's
-     *  bounds, a mode it was not exposed for, revoked, or not this
-     *  connection's (see last_error). */
+    /** The peer refused a one-sided access: out of the exposure's bounds, a
+     *  mode it was not exposed for, revoked, or not this connection's (see
+     *  last_error).  Since ABI 1.3. */
     TW_EREMOTEACCESS = 10011,
     TW_ELAST = 10012
 };

@@ -137,7 +137,7 @@ struct tw_host {
     /* --- end of the ABI 1.0 table (TW_HOST_SIZE_V1) --------------------- */
 
     /** log with a va_list, for a plugin that has its own printf-style
-     *  wrapper.  Appended after 1.0: check TW_HAS_MEMBER before calling. */
+     *  wrapper.  Since ABI 1.1: check TW_HAS_MEMBER before calling. */
     void (*vlog)(const struct tw_host *host, int level, const char *fmt, va_list ap) TW_PRINTF(3, 0);
 
     /* --- ABI 1.2: a plugin that stacks on another transport ------------- */
@@ -163,7 +163,7 @@ struct tw_host {
      * Lifetime: *out and the code behind it stay valid until the calling
      * plugin's fini returns; the caller must have finalised the inner
      * transport by then.  Call it from init, on the host's main thread.
-     * Appended in 1.2: check TW_HAS_MEMBER before calling.
+     * Since ABI 1.2: check TW_HAS_MEMBER before calling.
      */
     int (*transport_ops)(const struct tw_host *host, const char *name, const struct tw_transport_ops **out, char *why,
                          size_t why_len);

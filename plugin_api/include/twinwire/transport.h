@@ -121,9 +121,9 @@ enum tw_caps {
     TW_CAP_KERNEL_BYPASS = 1u << 5,
     /** Can busy-poll for completions while traffic is dense. */
     TW_CAP_BUSY_POLL = 1u << 6,
-    /** ABI 1.3: does one-sided remote memory itself (rma_* members below,
-     *  e.g. RDMA READ/WRITE).  Without it the host emulates RMA over the
-     *  byte stream (see "One-sided remote memory" below). */
+    /** Does one-sided remote memory itself (rma_* members below, e.g. RDMA
+     *  READ/WRITE).  Without it the host emulates RMA over the byte stream
+     *  (see "One-sided remote memory" below).  Since ABI 1.3. */
     TW_CAP_RMA = 1u << 7
 };
 
@@ -194,7 +194,7 @@ struct tw_buf {
     }
 
 /**
- * # One-sided remote memory (ABI 1.3)
+ * # One-sided remote memory (since ABI 1.3: everything in this section)
  *
  * One end EXPOSES a range of its memory to the peer of one connection, for
  * reading, writing or both, and gets a small DESCRIPTOR (at most
@@ -240,33 +240,34 @@ struct tw_buf {
  *     by another path may arrive sooner than that (RDMA binds the window on
  *     the send queue, behind the remote operations posted before it).
  */
+/** One exposure, from rma_expose to its revocation.  Opaque.  Since ABI 1.3. */
 typedef struct tw_rma_exposure tw_rma_exposure;
 
-/** Access rights of an exposure (rma_expose's `access`). */
+/** Access rights of an exposure (rma_expose's `access`).  Since ABI 1.3. */
 enum tw_rma_access {
     TW_RMA_READ = 1u << 0, /**< the peer may read the range */
     TW_RMA_WRITE = 1u << 1 /**< the peer may write the range */
 };
 
-/** rma_post's operation. */
+/** rma_post's operation.  Since ABI 1.3. */
 enum tw_rma_op {
     TW_RMA_OP_READ = 1, /**< copy from the peer's exposure into `local` */
     TW_RMA_OP_WRITE = 2 /**< copy from `local` into the peer's exposure */
 };
 
-/** The largest descriptor any transport writes, in bytes. */
+/** The largest descriptor any transport writes, in bytes.  Since ABI 1.3. */
 #define TW_RMA_DESC_MAX 64
 
 /** Completion of an rma_post() or rma_revoke(): `status` is 0 or a negative
  *  code (-TW_EREMOTEACCESS, the connection's error, ...); details in
- *  last_error.  Runs on the connection's loop. */
+ *  last_error.  Runs on the connection's loop.  Since ABI 1.3. */
 typedef void (*tw_rma_cb)(void *arg, int status);
 
 /** One read or write (rma_post).  The caller sets `size` to its sizeof; the
  *  transport refuses (-EINVAL) a size below TW_RMA_REQUEST_SIZE_V1 and reads
  *  members past it only behind TW_HAS_MEMBER.  The transport copies what it
  *  needs: the struct and the descriptor may be freed when rma_post returns,
- *  `local` must stay valid until the callback. */
+ *  `local` must stay valid until the callback.  Since ABI 1.3 (all of it). */
 struct tw_rma_request {
     uint32_t size;     /**< sizeof(struct tw_rma_request) in the caller's build */
     uint32_t op;       /**< TW_RMA_OP_READ or TW_RMA_OP_WRITE */
@@ -281,6 +282,7 @@ struct tw_rma_request {
     void *arg;         /**< passed to cb */
 };
 
+/** The smallest tw_rma_request a transport accepts: the layout ABI 1.3 gave it. */
 #define TW_RMA_REQUEST_SIZE_V1 TW_SIZE_THROUGH(struct tw_rma_request, arg)
 
 /** What a transport puts in tw_conn_stats.version: its TW_ABI_MINOR. */
@@ -537,25 +539,27 @@ struct tw_transport_ops {
      * Returns 0 and *out, or -EINVAL (len 0, access 0 or unknown bits),
      * -ENOTCONN (before TW_EV_CONNECTED or after the connection failed),
      * -ENOMEM / -TW_EMEMLOCK (the memory cannot be registered; last_error
-     * says which call and why).  Required by TW_CAP_RMA.
+     * says which call and why).  Required by TW_CAP_RMA.  Since ABI 1.3.
      */
     int (*rma_expose)(tw_conn *conn, void *addr, size_t len, uint32_t access, tw_rma_exposure **out, void *desc,
                       size_t *desc_len);
     /** Withdraw an exposure (rule 3): `cb` runs once the memory is the
      *  application's again; the exposure is freed after it.  -EINVAL for an
-     *  exposure revoked before.  Required by TW_CAP_RMA. */
+     *  exposure revoked before.  Required by TW_CAP_RMA.  Since ABI 1.3. */
     int (*rma_revoke)(tw_rma_exposure *exposure, tw_rma_cb cb, void *arg);
     /** Start a read or write of the peer's exposure (see tw_rma_request).
      *  Returns 0 (the callback will run), -EINVAL (bad request, offset + len
      *  past what the descriptor says, a descriptor this transport did not
      *  write), -ENOTCONN, or -EAGAIN (too many operations in flight; ask for
-     *  TW_EV_WRITE).  Required by TW_CAP_RMA. */
+     *  TW_EV_WRITE).  Required by TW_CAP_RMA.  Since ABI 1.3. */
     int (*rma_post)(tw_conn *conn, const struct tw_rma_request *req);
     /** Lend `len` bytes of memory the transport can expose and use as
      *  `local` without a registration or a copy (RDMA: registered memory);
-     *  give it back with rma_mem_put.  -ENOMEM when none.  Optional. */
+     *  give it back with rma_mem_put.  -ENOMEM when none.  Optional.
+     *  Since ABI 1.3. */
     int (*rma_mem_get)(tw_conn *conn, size_t len, struct tw_buf *out);
-    /** Give back memory from rma_mem_get; it must no longer be exposed. */
+    /** Give back memory from rma_mem_get; it must no longer be exposed.
+     *  Since ABI 1.3. */
     int (*rma_mem_put)(tw_conn *conn, struct tw_buf *buf);
 };
 

@@ -51,7 +51,7 @@ static const struct tw_plugin_info fault_info = {
     .abi_major = TW_ABI_MAJOR,
     .abi_minor = TW_ABI_MINOR,
     .name = "fault",
-    .plugin_version = "0.1.0",
+    .plugin_version = TW_PROJECT_VERSION, /* from meson.build */
     .ops = &fault_ops,
 };
 

@@ -47,7 +47,7 @@ static const struct tw_plugin_info pair_info = {
     .abi_major = TW_ABI_MAJOR,
     .abi_minor = TW_ABI_MINOR,
     .name = "pair",
-    .plugin_version = "1.0",
+    .plugin_version = TW_PROJECT_VERSION, /* from meson.build */
     .ops = &pair_ops,
 };
 
