@@ -27,6 +27,7 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept
 }
 
 size_t Buffer::size() const { return evbuffer_get_length(buf_); }
+evbuffer *Buffer::raw() const { return buf_; }
 
 const char *Buffer::contiguous(size_t n)
 {

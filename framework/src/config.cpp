@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "config_impl.hpp"
 #include "config_parse.hpp"
 
 #include <twinwire/config.hpp>
@@ -87,7 +88,7 @@ std::function<std::string(const std::string &)> absolute_path_list_or_empty()
 
 } // namespace check
 
-Config::Config()
+Config::Config() : impl_(std::make_unique<Impl>())
 {
     auto key = [this](const char *name, const char *def, const char *help,
                       std::function<std::string(const std::string &)> chk) {
@@ -154,23 +155,35 @@ Config::Config()
     });
 }
 
+Config::~Config() = default;
+Config::Config(const Config &other) : impl_(std::make_unique<Impl>(Impl::read(other))) {}
+Config::Config(Config &&other) noexcept = default;
+Config &Config::operator=(Config &&other) noexcept = default;
+
+Config &Config::operator=(const Config &other)
+{
+    if (this != &other) impl_ = std::make_unique<Impl>(Impl::read(other));
+    return *this;
+}
+
 void Config::define(ConfigKey key)
 {
+    Impl &d = Impl::write(*this);
     if (!key.check) key.check = check::any();
     std::string name = key.name;
     if (!key.default_value.empty()) {
         std::string why = key.check(key.default_value);
         if (!why.empty()) throw ConfigError("default of '" + name + "' is invalid: " + why);
-        values_[name] = ConfigValue{key.default_value, "default"};
+        d.values[name] = ConfigValue{key.default_value, "default"};
     }
-    schema_[name] = std::move(key);
+    d.schema[name] = std::move(key);
 }
 
-void Config::assign(const std::string &key, const std::string &value, const std::string &origin)
+void Config::Impl::assign(const std::string &key, const std::string &value, const std::string &origin)
 {
     if (value.find('\0') != std::string::npos) throw ConfigError(origin + ": NUL byte in the value of " + quoted(key));
-    auto it = schema_.find(key);
-    if (it == schema_.end()) {
+    auto it = schema.find(key);
+    if (it == schema.end()) {
         if (!is_transport_key(key))
             throw ConfigError(errc::unknown_config_key, origin + ": unknown key " + quoted(key));
     } else {
@@ -178,7 +191,7 @@ void Config::assign(const std::string &key, const std::string &value, const std:
         if (!why.empty())
             throw ConfigError(origin + ": bad value " + quoted(value) + " for " + quoted(key) + ": " + why);
     }
-    values_[key] = ConfigValue{value, origin};
+    values[key] = ConfigValue{value, origin};
 }
 
 namespace {
@@ -247,7 +260,8 @@ void Config::load_file(const std::string &path)
 
 void Config::load_string(const std::string &text, const std::string &name)
 {
-    for (const IniEntry &e : parse_ini(text, name)) assign(e.key, e.value, name + ":" + std::to_string(e.line));
+    Impl &d = Impl::write(*this);
+    for (const IniEntry &e : parse_ini(text, name)) d.assign(e.key, e.value, name + ":" + std::to_string(e.line));
 }
 
 void Config::load_environment()
@@ -272,25 +286,28 @@ void Config::load_environment()
     if (!ignored.empty()) TW_WARN("config", "ignored in a setuid/setgid program: %s", ignored.c_str());
     // The transport list first: it names the transports whose keys follow.
     std::stable_partition(vars.begin(), vars.end(), [](const auto &v) { return v.first == "TWINWIRE_TRANSPORT"; });
-    for (const auto &v : vars) assign(key_for_environment(v.first.substr(9)), v.second, "environment " + v.first);
+    Impl &d = Impl::write(*this);
+    for (const auto &v : vars) d.assign(d.key_for_environment(v.first.substr(9)), v.second, "environment " + v.first);
 }
 
 // TWINWIRE_LISTEN_PORT -> listen_port; TWINWIRE_KVD_MAXCLIENTS -> kvd.maxclients
 // (a schema key with a dot); TWINWIRE_RDMA_RING_SIZE -> rdma.ring_size (a
 // transport's key: rdma, tcp and the transports named in `transport`).
-std::string Config::key_for_environment(const std::string &suffix) const
+std::string Config::Impl::key_for_environment(const std::string &suffix) const
 {
     std::string lower;
     for (char c : suffix) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (schema_.count(lower)) return lower;
-    for (const auto &entry : schema_) {
+    if (schema.count(lower)) return lower;
+    for (const auto &entry : schema) {
         std::string mangled = entry.first;
         std::replace(mangled.begin(), mangled.end(), '.', '_');
         if (mangled == lower) return entry.first;
     }
     std::vector<std::string> names{"rdma", "tcp"};
     try {
-        for (const auto &n : transport_list()) names.push_back(n);
+        auto transport = values.find("transport");
+        for (const auto &n : parse_transport_list(transport == values.end() ? "" : transport->second.value))
+            names.push_back(n);
     } catch (const ConfigError &) {
         // a bad list was refused when it was set
     }
@@ -306,13 +323,14 @@ std::string Config::key_for_environment(const std::string &suffix) const
 
 void Config::set(const std::string &key, const std::string &value, const std::string &origin)
 {
-    assign(key, value, origin);
+    Impl::write(*this).assign(key, value, origin);
 }
 
 const ConfigValue *Config::find(const std::string &key) const
 {
-    auto it = values_.find(key);
-    return it == values_.end() ? nullptr : &it->second;
+    const auto &values = Impl::read(*this).values;
+    auto it = values.find(key);
+    return it == values.end() ? nullptr : &it->second;
 }
 
 std::string Config::get(const std::string &key) const
@@ -384,7 +402,7 @@ std::vector<std::string> Config::unknown_keys_under(const std::string &prefix,
                                                     const std::vector<std::string> &looked_up) const
 {
     std::vector<std::string> unknown;
-    for (const auto &entry : values_) {
+    for (const auto &entry : Impl::read(*this).values) {
         const std::string &key = entry.first;
         if (key.compare(0, prefix.size(), prefix) != 0) continue;
         if (std::find(looked_up.begin(), looked_up.end(), key) == looked_up.end())
@@ -393,12 +411,16 @@ std::vector<std::string> Config::unknown_keys_under(const std::string &prefix,
     return unknown;
 }
 
-std::vector<std::pair<std::string, ConfigValue>> Config::entries() const { return {values_.begin(), values_.end()}; }
+std::vector<std::pair<std::string, ConfigValue>> Config::entries() const
+{
+    const auto &values = Impl::read(*this).values;
+    return {values.begin(), values.end()};
+}
 
 std::vector<ConfigKey> Config::schema() const
 {
     std::vector<ConfigKey> out;
-    for (const auto &entry : schema_) out.push_back(entry.second);
+    for (const auto &entry : Impl::read(*this).schema) out.push_back(entry.second);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The `transport` setting (auto, one name, or a list) and the keys that
 // belong to transports ("NAME.key").
+#include "config_impl.hpp"
 #include "config_parse.hpp"
 
 #include <twinwire/config.hpp>
@@ -48,22 +49,23 @@ std::vector<std::string> Config::transport_list() const { return parse_transport
 
 // "foo.bar" is a transport's key unless "foo." is an application's prefix
 // ("kvd.maxclients" makes every "kvd.*" key an application key).
-bool Config::is_transport_key(const std::string &key) const
+bool Config::Impl::is_transport_key(const std::string &key) const
 {
     size_t dot = key.find('.');
     if (dot == std::string::npos || dot + 1 == key.size()) return false;
     std::string name = key.substr(0, dot);
     if (name == "auto" || !check_transport_name(name).empty()) return false;
     const std::string prefix = name + ".";
-    auto it = schema_.lower_bound(prefix);
-    return it == schema_.end() || it->first.compare(0, prefix.size(), prefix) != 0;
+    auto it = schema.lower_bound(prefix);
+    return it == schema.end() || it->first.compare(0, prefix.size(), prefix) != 0;
 }
 
 std::vector<std::string> Config::transport_key_names() const
 {
+    const Impl &d = Impl::read(*this);
     std::set<std::string> names;
-    for (const auto &entry : values_)
-        if (!schema_.count(entry.first) && is_transport_key(entry.first))
+    for (const auto &entry : d.values)
+        if (!d.schema.count(entry.first) && d.is_transport_key(entry.first))
             names.insert(entry.first.substr(0, entry.first.find('.')));
     return {names.begin(), names.end()};
 }

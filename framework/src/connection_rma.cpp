@@ -5,6 +5,7 @@
 // checks bounds, mode and revocation before touching its memory.
 #include "connection_impl.hpp"
 #include "rma_link.hpp"
+#include "rma_handles.hpp"
 #include "rma_native.hpp"
 
 #include <twinwire/connection.hpp>
@@ -85,8 +86,7 @@ RmaExposurePtr Connection::Impl::expose(void *data, size_t len, RmaAccess access
     } else {
         id = rma.link->expose(data, len, bits, &descriptor);
     }
-    return RmaExposurePtr(
-        new RmaExposure(owner->shared_from_this(), loop, id, data, len, access, std::move(descriptor)));
+    return RmaExposure::Impl::make(owner->shared_from_this(), loop, id, data, len, access, std::move(descriptor));
 }
 
 RmaMemoryPtr Connection::Impl::rma_memory(size_t len, std::string *why)
@@ -98,8 +98,8 @@ RmaMemoryPtr Connection::Impl::rma_memory(size_t len, std::string *why)
         tw_buf buf = TW_BUF_INIT;
         int rc = transport->ops().rma_mem_get(conn, len, &buf);
         if (rc == 0 && buf.data && buf.cap >= len)
-            return RmaMemoryPtr(
-                new RmaMemory(owner->shared_from_this(), static_cast<char *>(buf.data), len, true, buf.token, buf.cap));
+            return RmaMemory::Impl::make(owner->shared_from_this(), static_cast<char *>(buf.data), len, true, buf.token,
+                                         buf.cap);
         if (rc != -EOPNOTSUPP && rc != 0) {
             const char *detail = transport->ops().last_error(conn);
             return set_why(why, std::string("rma_mem_get: ") + (detail ? detail : "refused")), nullptr;
@@ -107,7 +107,7 @@ RmaMemoryPtr Connection::Impl::rma_memory(size_t len, std::string *why)
     }
     char *heap = new (std::nothrow) char[len];
     if (!heap) return set_why(why, "out of memory for " + std::to_string(len) + " bytes"), nullptr;
-    return RmaMemoryPtr(new RmaMemory(owner->shared_from_this(), heap, len, false, 0, len));
+    return RmaMemory::Impl::make(owner->shared_from_this(), heap, len, false, 0, len);
 }
 
 std::error_code Connection::rma_read(std::string_view descriptor, uint64_t offset, void *local, size_t len,
@@ -256,56 +256,59 @@ bool Connection::Impl::rma_after_read()
     return true;
 }
 
-RmaMemory::RmaMemory(std::weak_ptr<Connection> conn, char *data, size_t size, bool lent, uint64_t token, size_t cap)
-    : conn_(std::move(conn)), data_(data), size_(size), lent_(lent), token_(token), cap_(cap)
-{
-}
+RmaMemory::RmaMemory(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 RmaMemory::~RmaMemory()
 {
-    if (!lent_) {
-        delete[] data_;
+    const Impl &d = *impl_;
+    if (!d.lent) {
+        delete[] d.data;
         return;
     }
     // Lent memory goes back while the connection lives; once it ended, the
     // transport took it back itself.
-    auto c = conn_.lock();
+    auto c = d.conn.lock();
     if (!c || !c->impl_->conn) return;
     tw_buf buf = TW_BUF_INIT;
-    buf.data = data_;
-    buf.len = size_;
-    buf.cap = cap_;
-    buf.token = token_;
+    buf.data = d.data;
+    buf.len = d.size;
+    buf.cap = d.cap;
+    buf.token = d.token;
     c->impl_->transport->ops().rma_mem_put(c->impl_->conn, &buf);
 }
 
-RmaExposure::RmaExposure(std::weak_ptr<Connection> conn, Loop *loop, uint64_t id, void *data, size_t size,
-                         RmaAccess access, std::string descriptor)
-    : conn_(std::move(conn)), loop_(loop), id_(id), data_(data), size_(size), access_(access),
-      descriptor_(std::move(descriptor))
-{
-}
+char *RmaMemory::data() const { return impl_->data; }
+size_t RmaMemory::size() const { return impl_->size; }
+bool RmaMemory::lent() const { return impl_->lent; }
+
+RmaExposure::RmaExposure(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 RmaExposure::~RmaExposure()
 {
-    if (revoked_) return;
-    if (auto c = conn_.lock()) c->impl_->rma_revoke(id_, {});
+    if (impl_->revoked) return;
+    if (auto c = impl_->conn.lock()) c->impl_->rma_revoke(impl_->id, {});
 }
+
+const std::string &RmaExposure::descriptor() const { return impl_->descriptor; }
+void *RmaExposure::data() const { return impl_->data; }
+size_t RmaExposure::size() const { return impl_->size; }
+RmaAccess RmaExposure::access() const { return impl_->access; }
 
 bool RmaExposure::active() const
 {
-    auto c = conn_.lock();
-    return !revoked_ && c && c->impl_->rma_exposed(id_);
+    auto c = impl_->conn.lock();
+    return !impl_->revoked && c && c->impl_->rma_exposed(impl_->id);
 }
 
 bool RmaExposure::revoke(std::function<void()> done)
 {
-    if (revoked_) return false;
-    revoked_ = true;
-    if (auto c = conn_.lock()) return c->impl_->rma_revoke(id_, std::move(done)), true;
+    Impl &d = *impl_;
+    if (d.revoked) return false;
+    d.revoked = true;
+    if (auto c = d.conn.lock()) return c->impl_->rma_revoke(d.id, std::move(done)), true;
     // The connection is gone, and its exposures with it (rule 6).  A loop
     // that no longer runs tasks leaves nothing to wait for.
-    if (done && !loop_->post(done)) done();
+    if (done && !d.loop->post(done)) done();
     return true;
 }
 

@@ -100,6 +100,19 @@ const std::error_category &error_category() noexcept
     return category;
 }
 
+struct __attribute__((visibility("hidden"))) StartupError::Impl {
+    std::error_code code;
+};
+
+StartupError::StartupError(std::error_code code, const std::string &what)
+    : std::runtime_error(what), impl_(std::make_shared<Impl>(Impl{code}))
+{
+}
+
+StartupError::StartupError(errc code, const std::string &what) : StartupError(make_error_code(code), what) {}
+
+const std::error_code &StartupError::code() const noexcept { return impl_->code; }
+
 std::error_code code_from_transport(int err) noexcept
 {
     switch (err < 0 ? -err : err) {

@@ -239,54 +239,70 @@ void Loop::remove_pending_source(tw_transport_loop *tloop)
 
 // ---------------------------------------------------------------- Timer
 
-Timer::Timer(Loop &loop, std::function<void()> callback)
-    : loop_(loop), callback_(std::make_shared<std::function<void()>>(std::move(callback)))
-{
-    ev_ = evtimer_new(loop.base(), &Timer::on_fire, this);
-    if (!ev_) throw std::runtime_error("evtimer_new failed");
-}
+namespace {
 
-Timer::~Timer()
-{
-    if (ev_) event_free(ev_);
-}
-
-static struct timeval to_timeval(std::chrono::nanoseconds ns)
+struct timeval to_timeval(std::chrono::nanoseconds ns)
 {
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(ns).count();
     if (us < 0) us = 0;
     return timeval{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
 }
 
+} // namespace
+
+struct __attribute__((visibility("hidden"))) Timer::Impl {
+    Loop &loop;
+    std::shared_ptr<std::function<void()>> callback; ///< shared: the callback may destroy the timer
+    struct event *ev = nullptr;
+    std::chrono::nanoseconds period{0};
+    bool active = false;
+
+    Impl(Loop &owner, std::function<void()> fn)
+        : loop(owner), callback(std::make_shared<std::function<void()>>(std::move(fn)))
+    {
+        ev = evtimer_new(loop.base(), &Impl::on_fire, this);
+        if (!ev) throw std::runtime_error("evtimer_new failed");
+    }
+    ~Impl()
+    {
+        if (ev) event_free(ev);
+    }
+
+    static void on_fire(int, short, void *arg)
+    {
+        Impl *t = static_cast<Impl *>(arg);
+        if (t->period.count() > 0) {
+            struct timeval tv = to_timeval(t->period);
+            evtimer_add(t->ev, &tv);
+        } else {
+            t->active = false;
+        }
+        // Hold a reference, not a copy of the closure: the callback may
+        // destroy the timer (and this Impl), and copying would allocate on
+        // every expiry.
+        std::shared_ptr<std::function<void()>> cb = t->callback;
+        run_guarded("timer callback", t->loop.index(), *cb);
+    }
+};
+
+Timer::Timer(Loop &loop, std::function<void()> callback) : impl_(std::make_unique<Impl>(loop, std::move(callback))) {}
+
+Timer::~Timer() = default;
+
 void Timer::start(std::chrono::nanoseconds delay, std::chrono::nanoseconds period)
 {
-    period_ = period;
+    impl_->period = period;
     struct timeval tv = to_timeval(delay);
-    evtimer_add(ev_, &tv);
-    active_ = true;
+    evtimer_add(impl_->ev, &tv);
+    impl_->active = true;
 }
 
 void Timer::stop()
 {
-    evtimer_del(ev_);
-    active_ = false;
+    evtimer_del(impl_->ev);
+    impl_->active = false;
 }
 
-bool Timer::active() const { return active_; }
-
-void Timer::on_fire(int, short, void *arg)
-{
-    Timer *t = static_cast<Timer *>(arg);
-    if (t->period_.count() > 0) {
-        struct timeval tv = to_timeval(t->period_);
-        evtimer_add(t->ev_, &tv);
-    } else {
-        t->active_ = false;
-    }
-    // Hold a reference, not a copy of the closure: the callback may destroy
-    // the timer, and copying would allocate on every expiry.
-    std::shared_ptr<std::function<void()>> cb = t->callback_;
-    run_guarded("timer callback", t->loop_.index(), *cb);
-}
+bool Timer::active() const { return impl_->active; }
 
 } // namespace twinwire

@@ -38,6 +38,15 @@ std::string other_abi_hint(void *dl)
 
 } // namespace
 
+struct __attribute__((visibility("hidden"))) PluginLibrary::Impl {
+    void *dl = nullptr;
+    const tw_plugin_info *info = nullptr;
+    tw_transport_ops ops{};
+    std::string path;
+};
+
+PluginLibrary::PluginLibrary() : impl_(std::make_unique<Impl>()) {}
+
 std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path, PluginLoadReport *report,
                                                         const std::string &expected_name)
 {
@@ -65,8 +74,8 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     if (!dl) return fail("dlopen failed: " + dl_error());
 
     std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
-    lib->dl_ = dl;
-    lib->path_ = path;
+    lib->impl_->dl = dl;
+    lib->impl_->path = path;
     auto entry = reinterpret_cast<tw_plugin_entry_fn>(dlsym(dl, TW_PLUGIN_ENTRY_SYMBOL));
     if (!entry) return fail(other_abi_hint(dl));
 
@@ -80,13 +89,14 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open_file(const std::string &path,
     if (info->abi_major != TW_ABI_MAJOR)
         return fail("built for ABI " + std::to_string(info->abi_major) + "." + std::to_string(info->abi_minor) +
                     ", this program speaks ABI " + std::to_string(TW_ABI_MAJOR) + "." + std::to_string(TW_ABI_MINOR));
-    std::string why = normalise_ops(info->ops, &lib->ops_);
+    tw_transport_ops &ops = lib->impl_->ops;
+    std::string why = normalise_ops(info->ops, &ops);
     if (!why.empty()) return fail(why);
     // The name decides its config keys and how its connections are counted:
     // a file serves the one transport it declares, never another.
-    if (!expected_name.empty() && expected_name != lib->ops_.name)
-        return fail("it is the plugin of transport '" + std::string(lib->ops_.name) + "', not '" + expected_name + "'");
-    lib->info_ = info;
+    if (!expected_name.empty() && expected_name != ops.name)
+        return fail("it is the plugin of transport '" + std::string(ops.name) + "', not '" + expected_name + "'");
+    lib->impl_->info = info;
 
     report->attempts.push_back({path, "loaded"});
     report->loaded = true;
@@ -122,9 +132,10 @@ std::unique_ptr<PluginLibrary> PluginLibrary::open(const std::string &name, cons
 
 std::string PluginLibrary::probe(const Config &config) const
 {
-    HostServices host(ops_.name, config);
+    const tw_transport_ops &ops = impl_->ops;
+    HostServices host(ops.name, config);
     std::string text(16384, '\0');
-    int n = ops_.probe(&host.table, &text[0], text.size());
+    int n = ops.probe(&host.table, &text[0], text.size());
     if (n < 0) return {};
     text.resize(std::min<size_t>(static_cast<size_t>(n), text.size() - 1));
     return text;
@@ -132,7 +143,11 @@ std::string PluginLibrary::probe(const Config &config) const
 
 PluginLibrary::~PluginLibrary()
 {
-    if (dl_) dlclose(dl_);
+    if (impl_->dl) dlclose(impl_->dl);
 }
+
+const tw_plugin_info &PluginLibrary::info() const { return *impl_->info; }
+const tw_transport_ops &PluginLibrary::ops() const { return impl_->ops; }
+const std::string &PluginLibrary::path() const { return impl_->path; }
 
 } // namespace twinwire

@@ -17,51 +17,55 @@ namespace twinwire {
 
 LoopState::~LoopState() = default;
 
-Runtime::Runtime(Config config) : config_(std::move(config)), impl_(std::make_unique<Impl>(this)) {}
+Runtime::Runtime(Config config) : impl_(std::make_unique<Impl>(this, std::move(config))) {}
 
 Runtime::~Runtime()
 {
     if (!impl_->started || impl_->torn_down) return;
     // start() without run(), or run() never reached its end: stop everything now.
     impl_->stopping = true;
-    for (auto &l : loops_) l->stop();
+    for (auto &l : impl_->loops) l->stop();
     for (auto &w : impl_->workers)
         if (w.joinable()) w.join();
     impl_->close_listeners();
     impl_->teardown_loop(0);
 }
 
-const std::string &Runtime::transport_name() const { return selection_.chosen; }
-const std::string &Runtime::transport_reason() const { return selection_.reason; }
+const std::string &Runtime::transport_name() const { return impl_->selection.chosen; }
+const std::string &Runtime::transport_reason() const { return impl_->selection.reason; }
 
-Transport *Runtime::transport(const std::string &name) const { return selection_.find(name); }
+Transport *Runtime::transport(const std::string &name) const { return impl_->selection.find(name); }
+const Config &Runtime::config() const { return impl_->config; }
+const TransportSelection &Runtime::selection() const { return impl_->selection; }
+size_t Runtime::loop_count() const { return impl_->loops.size(); }
+Loop &Runtime::loop(size_t index) { return *impl_->loops.at(index); }
 
 void Runtime::start()
 {
     if (impl_->started) throw StartupError(errc::not_started, "Runtime::start() called twice");
-    log::set_level(parse_log_level(config_.log_level()));
-    if (!config_.log_file().empty()) log::set_file(config_.log_file());
-    if (!config_.log_ident().empty()) log::set_ident(config_.log_ident());
-    config_.check_connection_settings();
-    if (config_.get_bool("socket_activation")) impl_->passed = take_passed_sockets();
+    log::set_level(parse_log_level(impl_->config.log_level()));
+    if (!impl_->config.log_file().empty()) log::set_file(impl_->config.log_file());
+    if (!impl_->config.log_ident().empty()) log::set_ident(impl_->config.log_ident());
+    impl_->config.check_connection_settings();
+    if (impl_->config.get_bool("socket_activation")) impl_->passed = take_passed_sockets();
     try {
-        selection_ = select_transports(config_);
+        impl_->selection = select_transports(impl_->config);
     } catch (const ConfigError &) {
         throw;
     } catch (const std::exception &e) {
         throw StartupError(errc::transport_unavailable, e.what());
     }
-    const unsigned n = config_.threads();
+    const unsigned n = impl_->config.threads();
     for (unsigned i = 0; i < n; ++i) {
-        loops_.push_back(std::make_unique<Loop>(i));
+        impl_->loops.push_back(std::make_unique<Loop>(i));
         impl_->states.push_back(std::make_unique<LoopState>());
     }
-    loops_[0]->bind_to_current_thread();
+    impl_->loops[0]->bind_to_current_thread();
     auto attach_all = [this](Loop &loop) {
-        selection_.tcp->attach(loop);
-        for (auto &p : selection_.plugins) p->attach(loop);
+        impl_->selection.tcp->attach(loop);
+        for (auto &p : impl_->selection.plugins) p->attach(loop);
     };
-    attach_all(*loops_[0]);
+    attach_all(*impl_->loops[0]);
     impl_->started = true;
 
     std::vector<std::future<void>> ready;
@@ -69,7 +73,7 @@ void Runtime::start()
         auto promise = std::make_shared<std::promise<void>>();
         ready.push_back(promise->get_future());
         impl_->workers.emplace_back([this, i, promise, attach_all] {
-            Loop &loop = *loops_[i];
+            Loop &loop = *impl_->loops[i];
             loop.bind_to_current_thread();
             try {
                 attach_all(loop);
@@ -88,20 +92,20 @@ void Runtime::start()
             f.get();
         } catch (const std::exception &e) {
             impl_->stopping = true;
-            for (auto &l : loops_) l->stop();
+            for (auto &l : impl_->loops) l->stop();
             for (auto &w : impl_->workers) w.join();
             impl_->workers.clear();
             impl_->teardown_loop(0);
             throw StartupError(errc::transport_unavailable, e.what());
         }
     }
-    TW_DEBUG("runtime", "started %u loop(s), transport %s", n, selection_.chosen.c_str());
+    TW_DEBUG("runtime", "started %u loop(s), transport %s", n, impl_->selection.chosen.c_str());
 }
 
 void Runtime::run()
 {
     if (!impl_->started) throw StartupError(errc::not_started, "Runtime::run() before start()");
-    loops_[0]->run();
+    impl_->loops[0]->run();
     for (auto &w : impl_->workers)
         if (w.joinable()) w.join();
     impl_->close_listeners();
@@ -111,7 +115,7 @@ void Runtime::run()
 void Runtime::stop(bool drain)
 {
     if (!impl_->started || impl_->stopping.exchange(true)) return;
-    Loop &main = *loops_[0];
+    Loop &main = *impl_->loops[0];
     if (main.in_loop_thread()) impl_->begin_stop(drain);
     else if (!main.post([this, drain] { impl_->begin_stop(drain); })) main.stop();
 }
@@ -120,20 +124,20 @@ void Runtime::Impl::begin_stop(bool drain)
 {
     TW_INFO("runtime", "stopping%s", drain ? ": letting connections flush" : "");
     close_listeners();
-    for (size_t i = 0; i < rt->loops_.size(); ++i) {
+    for (size_t i = 0; i < loops.size(); ++i) {
         if (i == 0) close_connections(0, drain);
-        else rt->loops_[i]->post([this, i, drain] { close_connections(i, drain); });
+        else loops[i]->post([this, i, drain] { close_connections(i, drain); });
     }
-    uint64_t grace = drain ? uint64_t(rt->config_.shutdown_timeout_ms()) * 1000000ull : 0;
+    uint64_t grace = drain ? uint64_t(config.shutdown_timeout_ms()) * 1000000ull : 0;
     stop_deadline_ns = monotonic_ns() + grace;
-    stop_timer = std::make_unique<Timer>(*rt->loops_[0], [this] {
+    stop_timer = std::make_unique<Timer>(*loops[0], [this] {
         bool late = monotonic_ns() >= stop_deadline_ns;
         if (rt->connection_count() != 0 && !late) return;
         if (late && rt->connection_count() != 0)
             TW_WARN("runtime", "%zu connection(s) still open after shutdown_timeout_ms: closing them",
                     rt->connection_count());
         stop_timer->stop();
-        for (auto &l : rt->loops_) l->stop();
+        for (auto &l : loops) l->stop();
     });
     stop_timer->start(std::chrono::milliseconds(0), std::chrono::milliseconds(10));
 }
@@ -149,7 +153,7 @@ void Runtime::Impl::close_connections(size_t index, bool drain)
 void Runtime::Impl::teardown_loop(size_t index)
 {
     if (index == 0) torn_down = true;
-    Loop &loop = *rt->loops_[index];
+    Loop &loop = *loops[index];
     if (index == 0) {
         stop_timer.reset();
         for (auto *ev : signal_events) event_free(ev);
@@ -158,8 +162,8 @@ void Runtime::Impl::teardown_loop(size_t index)
     loop.shutdown(); // runs what is still queued (accepted connections, plugin tasks), then refuses more
     states[index]->resolver.reset(); // connects still resolving end with an error
     close_connections(index, false);
-    for (auto &p : rt->selection_.plugins) p->detach(loop);
-    if (rt->selection_.tcp) rt->selection_.tcp->detach(loop);
+    for (auto &p : selection.plugins) p->detach(loop);
+    if (selection.tcp) selection.tcp->detach(loop);
 }
 
 size_t Runtime::connection_count() const
@@ -172,7 +176,7 @@ size_t Runtime::connection_count() const
 Loop &Runtime::Impl::next_loop(std::atomic<unsigned> &turn)
 {
     unsigned i = turn.fetch_add(1, std::memory_order_relaxed);
-    return *rt->loops_[i % rt->loops_.size()];
+    return *loops[i % loops.size()];
 }
 
 void Runtime::Impl::track(Loop &loop, const ConnectionPtr &c)
@@ -199,7 +203,7 @@ void Runtime::on_signal(int signal, std::function<void()> handler)
 {
     if (!impl_->started) throw StartupError(errc::not_started, "Runtime::on_signal() before start()");
     auto fn = std::make_unique<std::function<void()>>(std::move(handler));
-    struct event *ev = evsignal_new(loops_[0]->base(), signal, on_signal_event, fn.get());
+    struct event *ev = evsignal_new(impl_->loops[0]->base(), signal, on_signal_event, fn.get());
     if (!ev || event_add(ev, nullptr) != 0)
         throw StartupError(errc::transport_error, std::string("cannot handle signal ") + strsignal(signal));
     impl_->signal_events.push_back(ev);

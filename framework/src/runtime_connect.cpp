@@ -18,7 +18,7 @@ void Runtime::connect(const ConnectOptions &options, ConnectHandler on_done)
 {
     if (!impl_->started) throw StartupError(errc::not_started, "Runtime::connect() before start()");
     if (!on_done) throw std::invalid_argument("Runtime::connect(): the handler is empty");
-    Loop &loop = options.loop >= 0 ? *loops_.at(static_cast<size_t>(options.loop) % loops_.size())
+    Loop &loop = options.loop >= 0 ? *impl_->loops.at(static_cast<size_t>(options.loop) % impl_->loops.size())
                                    : impl_->next_loop(impl_->connect_round_robin);
     Impl *impl = impl_.get();
     // Always from the loop: on_done never runs inside connect().
@@ -66,7 +66,7 @@ void Runtime::Impl::start_connect(Loop &loop, const ConnectOptions &options, Con
     auto a = std::make_shared<ConnectAttempt>(ConnectAttempt{loop, options, std::move(done), {}, {}, {}, {}});
     a->target = options.address + ":" + std::to_string(options.port);
     std::string why;
-    a->route = connect_route(rt->selection_, options, &why);
+    a->route = connect_route(selection, options, &why);
     if (a->route.empty()) {
         a->done(nullptr, ConnectError{errc::transport_not_loaded, "connect to " + a->target + ": " + why});
         return;
@@ -128,7 +128,6 @@ void Runtime::Impl::try_connect(const std::shared_ptr<ConnectAttempt> &a)
         connect_failed(a, make_error_code(errc::address_unavailable), "not the source address's family");
         return;
     }
-    const Config &config = rt->config_;
     tw_connect_params p{};
     p.size = sizeof p;
     p.timeout_ms = a->options.timeout_ms ? a->options.timeout_ms : config.connect_timeout_ms();

@@ -45,7 +45,14 @@ struct ListenerImpl {
     void close_now(); ///< on loop 0's thread
 };
 
-struct Runtime::Impl {
+// Hidden: none of it is exported, though Runtime is.
+struct __attribute__((visibility("hidden"))) Runtime::Impl {
+    // First, so they are destroyed last: the loops outlive the timers and
+    // connections below, the transports outlive the loops.
+    Config config;
+    TransportSelection selection;
+    std::vector<std::unique_ptr<Loop>> loops;
+
     Runtime *rt;
     std::vector<std::unique_ptr<LoopState>> states;
     std::vector<std::thread> workers;
@@ -63,7 +70,7 @@ struct Runtime::Impl {
     std::vector<PassedSocket> passed; ///< socket activation (loop 0's thread)
     uint64_t stop_deadline_ns = 0;
 
-    explicit Impl(Runtime *runtime) : rt(runtime) {}
+    Impl(Runtime *runtime, Config settings) : config(std::move(settings)), rt(runtime) {}
     /// Loops in turn (separate turns for accepted and outgoing connections).
     Loop &next_loop(std::atomic<unsigned> &turn);
     /// Track a connection on `loop` (its thread) until it ends.

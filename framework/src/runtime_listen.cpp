@@ -123,7 +123,7 @@ void Runtime::Impl::adopt_accepted(Loop &loop, Transport &transport, tw_conn *co
     }
     uint64_t id = next_id.fetch_add(1, std::memory_order_relaxed);
     auto c =
-        ConnectionAccess::create(loop, transport, conn, id, rt->config_, "accept handler",
+        ConnectionAccess::create(loop, transport, conn, id, config, "accept handler",
                                  [handler, id](const ConnectionPtr &c, int err, const std::string &why) {
                                      if (err) {
                                          // A client that gave up, a stale request: nothing for the application.
@@ -196,29 +196,29 @@ PassedSocket *Runtime::Impl::take_passed_socket(const std::string &name)
 std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHandler on_accept)
 {
     if (!impl_->started) throw StartupError(errc::not_started, "Runtime::listen() before start()");
-    if (!loops_[0]->in_loop_thread())
+    if (!impl_->loops[0]->in_loop_thread())
         throw StartupError(errc::wrong_thread, "Runtime::listen() must be called on the main thread");
     if (!on_accept) throw std::invalid_argument("Runtime::listen(): the accept handler is empty");
     auto impl = std::make_shared<ListenerImpl>();
     impl->rt = impl_.get();
-    impl->address = options.address.empty() ? config_.listen_address() : options.address;
-    int port = options.port < 0 ? config_.listen_port() : options.port;
-    int backlog = options.backlog < 0 ? config_.listen_backlog() : options.backlog;
+    impl->address = options.address.empty() ? impl_->config.listen_address() : options.address;
+    int port = options.port < 0 ? impl_->config.listen_port() : options.port;
+    int backlog = options.backlog < 0 ? impl_->config.listen_backlog() : options.backlog;
     impl->on_accept = std::make_shared<AcceptHandler>(std::move(on_accept));
 
     // The last transport in use listens first: it must succeed, and with
     // port 0 it picks the port every other transport then uses.
-    std::vector<Transport *> wanted(selection_.in_use.rbegin(), selection_.in_use.rend());
+    std::vector<Transport *> wanted(impl_->selection.in_use.rbegin(), impl_->selection.in_use.rend());
     std::vector<SocketAddress> addresses;
     PassedSocket *passed = impl_->take_passed_socket(options.fd_name);
     if (passed) {
         // Socket activation: the TCP transport takes the socket as it is;
         // the others listen on its address.
-        if (std::find(wanted.begin(), wanted.end(), selection_.tcp.get()) == wanted.end())
+        if (std::find(wanted.begin(), wanted.end(), impl_->selection.tcp.get()) == wanted.end())
             throw StartupError(errc::transport_unavailable,
                                "listen: socket activation passed fd " + std::to_string(passed->fd) +
                                    ", which only the tcp transport can take, and tcp is not in use (transport = " +
-                                   config_.transport() + ")");
+                                   impl_->config.transport() + ")");
         SocketAddress a;
         a.len = sizeof a.ss;
         if (getsockname(passed->fd, reinterpret_cast<struct sockaddr *>(&a.ss), &a.len) < 0)
@@ -245,23 +245,23 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
             p.on_incoming = &ListenerImpl::on_incoming;
             p.arg = ep.get();
             int rc;
-            if (passed && t == selection_.tcp.get()) {
+            if (passed && t == impl_->selection.tcp.get()) {
                 tw_tcp_adopt_listener adopt{};
                 adopt.size = sizeof adopt;
                 adopt.fd = passed->fd;
-                adopt.tloop = t->tloop(*loops_[0]);
+                adopt.tloop = t->tloop(*impl_->loops[0]);
                 adopt.params = &p;
                 rc = t->ops().ctrl(t->handle(), nullptr, "tcp", TW_TCP_CTRL_ADOPT_LISTENER, &adopt, sizeof adopt);
                 ep->listener = adopt.listener;
             } else {
-                rc = t->ops().listen(t->tloop(*loops_[0]), &p, &ep->listener);
+                rc = t->ops().listen(t->tloop(*impl_->loops[0]), &p, &ep->listener);
             }
             std::string where =
                 sockaddr_text(ss.sa()) + " (" + t->name() + (passed ? ", passed by the service manager" : "") + ")";
             if (rc < 0) {
                 std::string why = "listen on " + where + ": " + t->error_text(rc);
                 // A transport other than the last, or an address other than the first of a name: skipped.
-                if ((t != wanted.front() && selection_.fallback) || (i > 0 && !impl->endpoints.empty())) {
+                if ((t != wanted.front() && impl_->selection.fallback) || (i > 0 && !impl->endpoints.empty())) {
                     TW_WARN("listen", "%s; not listening over %s on this address", why.c_str(), t->name().c_str());
                     continue;
                 }
@@ -281,7 +281,7 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
     }
     std::string path = passed ? std::string() : unix_path(addresses.front());
     if (!path.empty()) {
-        std::string err = set_unix_permissions(config_, path);
+        std::string err = set_unix_permissions(impl_->config, path);
         if (!err.empty()) {
             impl->close_now();
             throw StartupError(errc::permission_denied, "listen: " + err);

@@ -14,7 +14,7 @@
 namespace twinwire {
 namespace {
 
-std::mutex g_loops_mutex; // guards Transport::loops_ (workers attach concurrently)
+std::mutex g_loops_mutex; // guards Transport::Impl::loops (workers attach concurrently)
 
 // Run the transport's init; on refusal *why gets its reason and the code's text.
 bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transport **handle, std::string *why,
@@ -43,16 +43,31 @@ bool init_transport(const tw_transport_ops &ops, HostServices &host, tw_transpor
 
 } // namespace
 
+struct __attribute__((visibility("hidden"))) Transport::Impl {
+    tw_transport_ops ops{};
+    tw_transport *handle = nullptr;
+    std::string name;
+    std::unique_ptr<PluginLibrary> library;
+    std::unique_ptr<HostServices> host;
+    std::vector<std::pair<Loop *, tw_transport_loop *>> loops;
+
+    // Keys under the transport's prefix that it never read are typos or keys
+    // of another version: an error, like any unknown key.
+    void check_unknown_keys(const Config &config) const { throw_unknown_keys(config, name, host->keys_looked_up()); }
+};
+
+Transport::Transport() : impl_(std::make_unique<Impl>()) {}
+
 std::unique_ptr<Transport> Transport::builtin_tcp(const Config &config)
 {
     std::unique_ptr<Transport> t(new Transport());
-    t->ops_ = builtin_tcp_ops();
-    t->name_ = t->ops_.name;
+    Impl &d = *t->impl_;
+    d.ops = builtin_tcp_ops();
+    d.name = d.ops.name;
     std::string why;
-    t->host_ = std::make_unique<HostServices>(t->name_, config);
-    if (!init_transport(t->ops_, *t->host_, &t->handle_, &why, {}))
-        throw std::runtime_error("built-in TCP backend: " + why);
-    t->check_unknown_keys(config);
+    d.host = std::make_unique<HostServices>(d.name, config);
+    if (!init_transport(d.ops, *d.host, &d.handle, &why, {})) throw std::runtime_error("built-in TCP backend: " + why);
+    d.check_unknown_keys(config);
     return t;
 }
 
@@ -60,70 +75,74 @@ std::unique_ptr<Transport> Transport::from_plugin(std::unique_ptr<PluginLibrary>
                                                   std::string *why, uint32_t host_table_size)
 {
     std::unique_ptr<Transport> t(new Transport());
-    t->ops_ = library->ops();
-    t->name_ = t->ops_.name;
-    t->host_ = std::make_unique<HostServices>(t->name_, config, host_table_size);
-    if (!init_transport(t->ops_, *t->host_, &t->handle_, why, library->path())) return nullptr;
-    t->library_ = std::move(library);
-    t->check_unknown_keys(config);
+    Impl &d = *t->impl_;
+    d.ops = library->ops();
+    d.name = d.ops.name;
+    d.host = std::make_unique<HostServices>(d.name, config, host_table_size);
+    if (!init_transport(d.ops, *d.host, &d.handle, why, library->path())) return nullptr;
+    d.library = std::move(library);
+    d.check_unknown_keys(config);
     return t;
-}
-
-// Keys under the transport's prefix that it never read are typos or keys of
-// another version: an error, like any unknown key.
-void Transport::check_unknown_keys(const Config &config) const
-{
-    throw_unknown_keys(config, name_, host_->keys_looked_up());
 }
 
 Transport::~Transport()
 {
-    if (!loops_.empty()) TW_WARN(name_.c_str(), "transport finalised with %zu loop(s) still attached", loops_.size());
-    if (handle_) ops_.fini(handle_);
+    Impl &d = *impl_;
+    if (!d.loops.empty())
+        TW_WARN(d.name.c_str(), "transport finalised with %zu loop(s) still attached", d.loops.size());
+    if (d.handle) d.ops.fini(d.handle);
 }
+
+const tw_transport_ops &Transport::ops() const { return impl_->ops; }
+tw_transport *Transport::handle() const { return impl_->handle; }
+const std::string &Transport::name() const { return impl_->name; }
+uint64_t Transport::caps() const { return impl_->ops.caps; }
+const PluginLibrary *Transport::library() const { return impl_->library.get(); }
 
 tw_transport_loop *Transport::attach(Loop &loop)
 {
     if (tw_transport_loop *tl = tloop(loop)) return tl;
+    Impl &d = *impl_;
     tw_transport_loop *tl = nullptr;
-    int rc = ops_.loop_attach(handle_, loop.handle(), &tl);
+    int rc = d.ops.loop_attach(d.handle, loop.handle(), &tl);
     if (rc < 0 || !tl)
-        throw std::runtime_error(name_ + ": loop_attach on loop " + std::to_string(loop.index()) +
+        throw std::runtime_error(d.name + ": loop_attach on loop " + std::to_string(loop.index()) +
                                  " failed: " + error_text(rc));
     {
         std::lock_guard<std::mutex> lock(g_loops_mutex);
-        loops_.emplace_back(&loop, tl);
+        d.loops.emplace_back(&loop, tl);
     }
-    loop.add_pending_source(&ops_, tl);
+    loop.add_pending_source(&d.ops, tl);
     return tl;
 }
 
 tw_transport_loop *Transport::tloop(const Loop &loop) const
 {
     std::lock_guard<std::mutex> lock(g_loops_mutex);
-    for (const auto &p : loops_)
+    for (const auto &p : impl_->loops)
         if (p.first == &loop) return p.second;
     return nullptr;
 }
 
 void Transport::detach(Loop &loop)
 {
+    Impl &d = *impl_;
     tw_transport_loop *tl = nullptr;
     {
         std::lock_guard<std::mutex> lock(g_loops_mutex);
-        auto it = std::find_if(loops_.begin(), loops_.end(), [&](const auto &p) { return p.first == &loop; });
-        if (it == loops_.end()) return;
+        auto it = std::find_if(d.loops.begin(), d.loops.end(), [&](const auto &p) { return p.first == &loop; });
+        if (it == d.loops.end()) return;
         tl = it->second;
-        loops_.erase(it);
+        d.loops.erase(it);
     }
     loop.remove_pending_source(tl);
-    ops_.loop_detach(tl);
+    d.ops.loop_detach(tl);
 }
 
 std::string Transport::error_text(int err) const
 {
     if (err == 0) return "success";
-    if (const char *text = ops_.strerror(err)) return text;
+    if (const char *text = impl_->ops.strerror(err)) return text;
     int e = err < 0 ? -err : err;
     if (e >= TW_EBASE) return tw_strerror(e);
     return std::strerror(e);
@@ -132,7 +151,7 @@ std::string Transport::error_text(int err) const
 std::string Transport::describe() const
 {
     char buf[8192];
-    int n = ops_.describe(handle_, buf, sizeof buf);
+    int n = impl_->ops.describe(impl_->handle, buf, sizeof buf);
     if (n < 0) return {};
     return std::string(buf, std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
 }

@@ -433,3 +433,40 @@ TEST_CASE("an error cuts a long value after 64 bytes and gives its length, where
     CHECK(short_or_cut(e) == "environment TWINWIRE_THREADS: bad value '" + std::string(64, '7') +
                                  "'... (100000 bytes) for 'threads': expected an integer 1..256");
 }
+
+TEST_CASE("a copied Config holds its own keys and values: changing one leaves the other as it was", "[config]")
+{
+    Config original;
+    original.define({"app.size", "8", "a size", twinwire::check::integer(1, 100)});
+    original.set("listen_port", "7000");
+    Config copy = original;
+    copy.set("listen_port", "7001");
+    copy.define({"app.name", "x", "a name", twinwire::check::any()});
+    CHECK(original.listen_port() == 7000);
+    CHECK(copy.listen_port() == 7001);
+    CHECK(original.find("app.name") == nullptr);
+    CHECK(copy.get("app.size") == "8");
+    Config assigned;
+    assigned = copy;
+    copy.set("app.size", "9");
+    CHECK(assigned.get("app.size") == "8");
+    CHECK(assigned.get("app.name") == "x");
+}
+
+TEST_CASE("a moved-from Config is empty and usable again once assigned to", "[config]")
+{
+    Config from;
+    from.set("listen_port", "7000");
+    Config to = std::move(from);
+    CHECK(to.listen_port() == 7000);
+    CHECK(from.entries().empty()); // NOLINT(bugprone-use-after-move): what moving leaves is the point
+    CHECK(from.schema().empty());  // NOLINT(bugprone-use-after-move)
+    CHECK(from.find("listen_port") == nullptr);
+    CHECK_THROWS_AS(from.set("listen_port", "7001"), ConfigError); // no schema: an unknown key
+    from = Config();
+    from.set("listen_port", "7001");
+    CHECK(from.listen_port() == 7001);
+    Config again;
+    again = std::move(to);
+    CHECK(again.listen_port() == 7000);
+}

@@ -128,6 +128,27 @@ TEST_CASE("configuration mistakes are StartupErrors with a code: unknown key, ba
     }
 }
 
+TEST_CASE("a StartupError copied, assigned or moved keeps its code and message", "[errors]")
+{
+    const ConfigError original(errc::unknown_config_key, "x.conf:1: unknown key 'nope'");
+    ConfigError copy = original;
+    StartupError assigned(errc::bad_config, "other");
+    assigned = copy;
+    ConfigError moved = std::move(copy);
+    auto same = [](const StartupError &e) {
+        return e.code() == errc::unknown_config_key && std::string(e.what()) == "x.conf:1: unknown key 'nope'";
+    };
+    CHECK(same(original));
+    CHECK(same(copy)); // NOLINT(bugprone-use-after-move): moving copies, so the source keeps its code
+    CHECK(same(assigned));
+    CHECK(same(moved));
+    try {
+        throw StartupError(std::make_error_code(std::errc::permission_denied), "bind: Permission denied");
+    } catch (const StartupError &e) {
+        CHECK(e.code() == std::errc::permission_denied);
+    }
+}
+
 TEST_CASE("a transport named alone that cannot be loaded makes start() throw errc::transport_unavailable", "[errors]")
 {
     Config c = tcp_config(1);

@@ -47,9 +47,10 @@ public:
     void append(Buffer &other);
     void clear() { drain(size()); }
 
-    evbuffer *raw() const { return buf_; }
+    evbuffer *raw() const;
 
 private:
+    /// The libevent buffer itself, read only inside the library.
     evbuffer *buf_;
 };
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -77,6 +78,13 @@ class TW_API Config {
 public:
     /// A config with the framework's own keys and their defaults.
     Config();
+    ~Config();
+    /// Copies are deep: each holds its own schema and values.
+    Config(const Config &other);
+    Config &operator=(const Config &other);
+    /// A moved-from Config is empty (no keys, no values) until written to.
+    Config(Config &&other) noexcept;
+    Config &operator=(Config &&other) noexcept;
 
     /// Add application keys (a daemon's own settings) to the schema.
     void define(ConfigKey key);
@@ -141,11 +149,9 @@ public:
     std::vector<std::string> transport_key_names() const;
 
 private:
-    void assign(const std::string &key, const std::string &value, const std::string &origin);
-    std::string key_for_environment(const std::string &suffix) const;
-    bool is_transport_key(const std::string &key) const;
-    std::map<std::string, ConfigKey> schema_;
-    std::map<std::string, ConfigValue> values_;
+    /// Its schema and values (framework/src/config_impl.hpp).
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
 };
 
 } // namespace twinwire

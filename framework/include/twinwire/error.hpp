@@ -6,6 +6,7 @@
 
 #include <twinwire/export.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -69,12 +70,17 @@ TW_API std::error_code code_from_transport(int err) noexcept;
  */
 class TW_API StartupError : public std::runtime_error {
 public:
-    StartupError(std::error_code code, const std::string &what) : std::runtime_error(what), code_(code) {}
-    StartupError(errc code, const std::string &what) : StartupError(make_error_code(code), what) {}
-    const std::error_code &code() const noexcept { return code_; }
+    StartupError(std::error_code code, const std::string &what);
+    StartupError(errc code, const std::string &what);
+    const std::error_code &code() const noexcept;
+    /// Declared so that moving copies: a moved-from error keeps its code.
+    StartupError(const StartupError &other) = default;
+    StartupError &operator=(const StartupError &other) = default;
 
 private:
-    std::error_code code_;
+    /// Its code (framework/src/error.cpp); shared, as copying an exception must not throw.
+    struct Impl;
+    std::shared_ptr<const Impl> impl_;
 };
 
 /**

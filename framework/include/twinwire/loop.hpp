@@ -91,12 +91,9 @@ public:
     bool active() const;
 
 private:
-    static void on_fire(int, short, void *arg);
-    Loop &loop_;
-    std::shared_ptr<std::function<void()>> callback_; ///< shared: the callback may destroy the timer
-    struct event *ev_ = nullptr;
-    std::chrono::nanoseconds period_{0};
-    bool active_ = false;
+    /// Its libevent timer, callback and period (framework/src/loop.cpp).
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
 };
 
 /// CLOCK_MONOTONIC in nanoseconds.

@@ -45,10 +45,10 @@ public:
     RmaExposure &operator=(const RmaExposure &) = delete;
 
     /// The bytes to hand the peer (at most 64).
-    const std::string &descriptor() const { return descriptor_; }
-    void *data() const { return data_; }
-    size_t size() const { return size_; }
-    RmaAccess access() const { return access_; }
+    const std::string &descriptor() const;
+    void *data() const;
+    size_t size() const;
+    RmaAccess access() const;
     /// Not revoked, and its connection still open.
     bool active() const;
     /// Withdraw it: from this call on no new access succeeds; `done` runs on
@@ -59,17 +59,11 @@ public:
 
 private:
     friend class Connection;
-    RmaExposure(std::weak_ptr<Connection> conn, Loop *loop, uint64_t id, void *data, size_t size, RmaAccess access,
-                std::string descriptor);
+    /// Its connection, id, memory and descriptor (framework/src/rma_handles.hpp).
+    struct Impl;
+    explicit RmaExposure(std::unique_ptr<Impl> impl);
 
-    std::weak_ptr<Connection> conn_;
-    Loop *loop_;
-    uint64_t id_;
-    void *data_;
-    size_t size_;
-    RmaAccess access_;
-    std::string descriptor_;
-    bool revoked_ = false;
+    std::unique_ptr<Impl> impl_;
 };
 
 using RmaExposurePtr = std::shared_ptr<RmaExposure>;
@@ -88,21 +82,18 @@ public:
     ~RmaMemory();
     RmaMemory(const RmaMemory &) = delete;
     RmaMemory &operator=(const RmaMemory &) = delete;
-    char *data() const { return data_; }
-    size_t size() const { return size_; }
+    char *data() const;
+    size_t size() const;
     /// The transport lent it (false: heap memory).
-    bool lent() const { return lent_; }
+    bool lent() const;
 
 private:
     friend class Connection;
-    RmaMemory(std::weak_ptr<Connection> conn, char *data, size_t size, bool lent, uint64_t token, size_t cap);
+    /// Its connection, memory and the transport's token (framework/src/rma_handles.hpp).
+    struct Impl;
+    explicit RmaMemory(std::unique_ptr<Impl> impl);
 
-    std::weak_ptr<Connection> conn_;
-    char *data_;
-    size_t size_;
-    bool lent_;
-    uint64_t token_;
-    size_t cap_;
+    std::unique_ptr<Impl> impl_;
 };
 
 using RmaMemoryPtr = std::shared_ptr<RmaMemory>;

@@ -96,16 +96,17 @@ public:
     /// configuration mistakes), create the loops and threads.
     void start();
 
-    const Config &config() const { return config_; }
+    const Config &config() const;
     /// The first transport in use ("rdma", "tcp", "foo"), and why (one line).
     const std::string &transport_name() const;
     const std::string &transport_reason() const;
-    const TransportSelection &selection() const { return selection_; }
+    const TransportSelection &selection() const;
     /// A loaded transport by name (tcp always), or nullptr.
     Transport *transport(const std::string &name) const;
 
-    size_t loop_count() const { return loops_.size(); }
-    Loop &loop(size_t index) { return *loops_.at(index); }
+    size_t loop_count() const;
+    /// Throws std::out_of_range past loop_count().
+    Loop &loop(size_t index);
 
     /// Listen over every transport in use, on one address and port (every
     /// address of a host name; a socket passed by systemd when there is
@@ -141,10 +142,7 @@ public:
     struct Impl;
 
 private:
-    friend struct ListenerImpl;
-    Config config_;
-    TransportSelection selection_;
-    std::vector<std::unique_ptr<Loop>> loops_;
+    /// Its configuration, transports, loops and the rest (framework/src/runtime_impl.hpp).
     std::unique_ptr<Impl> impl_;
 };
 

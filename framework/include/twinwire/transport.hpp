@@ -14,7 +14,6 @@
 namespace twinwire {
 
 class Loop;
-struct HostServices;
 
 /// What the loader did, step by step, for logs and twinwire-info.
 struct TW_API PluginLoadReport {
@@ -51,19 +50,18 @@ public:
                                                                   const std::string &expected_name = {});
     ~PluginLibrary();
 
-    const tw_plugin_info &info() const { return *info_; }
+    const tw_plugin_info &info() const;
     /// The plugin's probe() (devices, ports, limits; no init): "" when it has none.
     std::string probe(const Config &config) const;
     /// The vtable with every optional member filled (stubs return -EOPNOTSUPP).
-    const tw_transport_ops &ops() const { return ops_; }
-    const std::string &path() const { return path_; }
+    const tw_transport_ops &ops() const;
+    const std::string &path() const;
 
 private:
-    PluginLibrary() = default;
-    void *dl_ = nullptr;
-    const tw_plugin_info *info_ = nullptr;
-    tw_transport_ops ops_{};
-    std::string path_;
+    /// Its dlopen handle, plugin info and vtable (framework/src/plugin_library.cpp).
+    struct Impl;
+    PluginLibrary();
+    std::unique_ptr<Impl> impl_;
 };
 
 /**
@@ -88,11 +86,11 @@ public:
                                                                 uint32_t host_table_size = 0);
     ~Transport(); ///< fini, then dlclose.  Every loop must be detached.
 
-    const tw_transport_ops &ops() const { return ops_; }
-    tw_transport *handle() const { return handle_; }
-    const std::string &name() const { return name_; }
-    uint64_t caps() const { return ops_.caps; }
-    const PluginLibrary *library() const { return library_.get(); }
+    const tw_transport_ops &ops() const;
+    tw_transport *handle() const;
+    const std::string &name() const;
+    uint64_t caps() const;
+    const PluginLibrary *library() const;
 
     /// Attach to `loop` (on the loop's thread; idempotent) and return the
     /// per-loop state.  Also registers the pending-data hooks with the loop.
@@ -108,14 +106,10 @@ public:
     std::string describe() const;
 
 private:
-    Transport() = default;
-    void check_unknown_keys(const Config &config) const;
-    tw_transport_ops ops_{};
-    tw_transport *handle_ = nullptr;
-    std::string name_;
-    std::unique_ptr<PluginLibrary> library_;
-    std::unique_ptr<HostServices> host_;
-    std::vector<std::pair<Loop *, tw_transport_loop *>> loops_;
+    /// Its vtable, handle, library, host services and loops (framework/src/transport.cpp).
+    struct Impl;
+    Transport();
+    std::unique_ptr<Impl> impl_;
 };
 
 /// The transports a process uses, decided from the config.
