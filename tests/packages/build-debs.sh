@@ -1,15 +1,20 @@
 #!/bin/bash
-# build-debs.sh OUTDIR [SOURCE]: builds twinwire's Debian packages
+# build-debs.sh [--reuse] OUTDIR [SOURCE]: builds twinwire's Debian packages
 # (docs/packaging.md) from the committed tree of SOURCE (default: the tree
 # this script is in) and leaves the .deb, .changes and .buildinfo files in
 # OUTDIR. SOURCE's HEAD is exported with git archive into a temporary
 # directory (a copy without build directories when SOURCE is not a git
 # checkout), since dpkg-buildpackage writes into the parent of the tree it
-# builds. Exits 0 when built, 77 when this host cannot build them (not
+# builds. With --reuse, packages that OUTDIR already holds of the same commit
+# are kept (OUTDIR/packaged-commit says which): the tests that need them
+# (suites packages and deploy) build them once. Runs that share OUTDIR wait
+# for each other. Exits 0 when built, 77 when this host cannot build them (not
 # Debian, build dependencies missing: the reason is printed), 1 on failure.
 set -u -o pipefail
 
-[ $# -ge 1 ] || { echo "usage: $0 OUTDIR [SOURCE]" >&2; exit 1; }
+reuse=0
+[ "${1:-}" = --reuse ] && { reuse=1; shift; }
+[ $# -ge 1 ] || { echo "usage: $0 [--reuse] OUTDIR [SOURCE]" >&2; exit 1; }
 outdir=$1
 source=${2:-$(dirname "$(readlink -f "$0")")/../..}
 source=$(readlink -f "$source")
@@ -20,6 +25,16 @@ command -v dpkg-buildpackage >/dev/null || skip "no dpkg-buildpackage: not a Deb
 [ -f "$source/debian/control" ] || fail "$source has no debian/control"
 mkdir -p "$outdir" || fail "cannot create $outdir"
 outdir=$(readlink -f "$outdir")
+exec 9>"$outdir/.lock"
+flock 9
+
+commit=$(git -C "$source" rev-parse -q --verify HEAD 2>/dev/null)
+if [ $reuse = 1 ] && [ -n "$commit" ] && [ "$(cat "$outdir/packaged-commit" 2>/dev/null)" = "$commit" ] &&
+    compgen -G "$outdir/*.changes" >/dev/null; then
+    echo "reusing the packages of commit ${commit:0:7} in $outdir"
+    exit 0
+fi
+rm -f "$outdir/packaged-commit"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -55,3 +70,6 @@ built=("$work"/*.deb "$work"/*.changes "$work"/*.buildinfo)
 rm -f "$outdir"/*.deb "$outdir"/*.changes "$outdir"/*.buildinfo
 mv "${built[@]}" "$outdir"/ || fail "moving the packages to $outdir"
 for f in "${built[@]}"; do echo "built: $outdir/${f##*/}"; done
+# Only a git checkout's HEAD names what was packaged.
+[ -n "$commit" ] && printf '%s\n' "$commit" >"$outdir/packaged-commit"
+exit 0
