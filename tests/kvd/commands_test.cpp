@@ -186,6 +186,24 @@ TEST_CASE("INCR keeps the key's expiry", "[kvd][commands][expiry]")
     CHECK(is_int(f.call({"TTL", "n"}), 100));
 }
 
+TEST_CASE("STRLEN answers a string's length in bytes, 0 for a missing or expired key, WRONGTYPE for a list",
+          "[kvd][commands]")
+{
+    SessionFixture f;
+    CHECK(is_int(f.call({"STRLEN", "s"}), 0));
+    f.call({"SET", "s", std::string("a\0b\r\n", 5)});
+    CHECK(is_int(f.call({"STRLEN", "s"}), 5));
+    f.call({"SET", "s", std::string(100000, 'x'), "PX", "10"});
+    CHECK(is_int(f.call({"STRLEN", "s"}), 100000));
+    f.clock.now += 10;
+    CHECK(is_int(f.call({"STRLEN", "s"}), 0));
+    f.call({"INCRBY", "n", "-123"});
+    CHECK(is_int(f.call({"STRLEN", "n"}), 4)); // the decimal text, as Redis counts an integer
+    f.call({"RPUSH", "l", "abc"});
+    CHECK(is_error(f.call({"STRLEN", "l"}), "WRONGTYPE Operation against a key holding the wrong kind of value"));
+    CHECK(is_error(f.call({"STRLEN", "s", "t"}), "ERR wrong number of arguments for 'strlen' command"));
+}
+
 TEST_CASE("DEL and EXISTS count keys, EXISTS counting repeats", "[kvd][commands]")
 {
     SessionFixture f;

@@ -10,20 +10,13 @@
 
 namespace {
 
-const char *const kWords[] = {"SET",    "GET",     "DEL",
-                              "EXISTS", "INCR",    "DECR",
-                              "INCRBY", "MSET",    "MGET",
-                              "EXPIRE", "PEXPIRE", "TTL",
-                              "PTTL",   "PERSIST", "PING",
-                              "ECHO",   "DBSIZE",  "FLUSHALL",
-                              "INFO",   "COMMAND", "DOCS",
-                              "COUNT",  "CONFIG",  "QUIT",
-                              "SELECT", "EX",      "PX",
-                              "NX",     "XX",      "KEEPTTL",
-                              "SADD",   "SPOP",    "SMEMBERS",
-                              "k",      "key",     "0",
-                              "-1",     "10",      "9223372036854775807",
-                              "",       "\"q u\"", "'x'"};
+const char *const kWords[] = {
+    "SET",     "GET",     "DEL",     "EXISTS", "INCR",    "DECR",     "INCRBY", "MSET",   "MGET",
+    "EXPIRE",  "PEXPIRE", "TTL",     "PTTL",   "PERSIST", "PING",     "ECHO",   "DBSIZE", "FLUSHALL",
+    "INFO",    "COMMAND", "DOCS",    "COUNT",  "CONFIG",  "QUIT",     "SELECT", "EX",     "PX",
+    "NX",      "XX",      "KEEPTTL", "SADD",   "SPOP",    "SMEMBERS", "STRLEN", "MEMORY", "USAGE",
+    "SAMPLES", "OBJECT",  "FREQ",    "k",      "key",     "0",        "-1",     "10",     "9223372036854775807",
+    "",        "\"q u\"", "'x'"};
 
 std::string random_request(std::mt19937_64 &rng)
 {

@@ -18,7 +18,7 @@ try:
 except ImportError:
     skip('redis-py is not installed for %s (Debian package python3-redis)' % sys.executable)
 
-SECTIONS = ['server', 'clients', 'memory', 'stats', 'replication', 'cpu', 'transport', 'keyspace']
+SECTIONS = ['server', 'clients', 'memory', 'persistence', 'stats', 'replication', 'cpu', 'transport', 'keyspace']
 
 
 def attempt(tap, description, fn):

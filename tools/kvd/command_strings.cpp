@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// String commands: SET, GET, MSET, MGET, INCR, GETSET, GETDEL, SETNX, SETEX and friends.
+// String commands: SET, GET, STRLEN, MSET, MGET, INCR, GETSET, GETDEL, SETNX, SETEX and friends.
 #include "commands.hpp"
 #include "integer_text.hpp"
 
@@ -98,6 +98,13 @@ void get(CommandContext &ctx)
     Found found = ctx.keyspace.read(ctx.args[1], [&reply](std::string_view value) { reply.whole_bulk(value); });
     if (found == Found::No) reply.null();
     else not_wrong_type(ctx, found);
+}
+
+void strlen(CommandContext &ctx)
+{
+    size_t length = 0;
+    Found found = ctx.keyspace.read(ctx.args[1], [&length](std::string_view value) { length = value.size(); });
+    if (not_wrong_type(ctx, found)) ctx.reply.integer(static_cast<long long>(length)); // 0 when missing
 }
 
 void getset(CommandContext &ctx)

@@ -104,10 +104,14 @@ void getdel(CommandContext &);
 void setnx(CommandContext &);
 void setex(CommandContext &);
 void psetex(CommandContext &);
+void strlen(CommandContext &);
 // keys
 void keys(CommandContext &);
 void scan(CommandContext &);
 void type(CommandContext &);
+// what a key costs and how it is kept
+void memory(CommandContext &);
+void object(CommandContext &);
 // lists
 void lpush(CommandContext &);
 void rpush(CommandContext &);

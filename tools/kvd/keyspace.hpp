@@ -87,6 +87,9 @@ public:
     bool exists(std::string_view key);
     /// "none", "string", "list", "set", "hash" or "zset".
     const char *type_of(std::string_view key);
+    /// Call `use(const Item &)` with the live entry of `key`, under its
+    /// lock, whatever it holds (MEMORY USAGE, OBJECT); false when missing.
+    template <class Use> bool inspect(std::string_view key, Use &&use);
     IncrStatus incr_by(std::string_view key, long long delta, long long &result);
 
     /// Call `use(const C &)` with the collection at `key`, under its lock.
@@ -201,6 +204,17 @@ template <class Use> Found Keyspace::read(std::string_view name, Use &&use)
     if (item->collection) return Found::WrongType;
     use(std::string_view(item->value));
     return Found::Yes;
+}
+
+template <class Use> bool Keyspace::inspect(std::string_view name, Use &&use)
+{
+    Key key(name);
+    Shard &s = shard_for(key);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    Item *item = find_live(s, key);
+    if (!item) return false;
+    use(static_cast<const Item &>(*item));
+    return true;
 }
 
 template <class C, class Use> Found Keyspace::read_as(std::string_view name, Use &&use)

@@ -22,7 +22,7 @@ namespace {
 // what Redis 7.0 speaks for the commands we have.
 constexpr const char *kCompatibleRedisVersion = "7.0.0";
 
-const char *const kDefaultSections[] = {"server",      "clients", "memory",    "stats",
+const char *const kDefaultSections[] = {"server",      "clients", "memory",    "persistence", "stats",
                                         "replication", "cpu",     "transport", "keyspace"};
 
 // Clients read a value holding ',' and '=' as a "k=v,k=v" list (redis-py's
@@ -112,6 +112,7 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         out += "# Clients\r\n";
         field(out, "connected_clients", clients_.load());
         field(out, "maxclients", settings_.maxclients);
+        field(out, "blocked_clients", static_cast<uint64_t>(0)); // no blocking commands
     } else if (name == "memory") {
         struct mallinfo2 m = mallinfo2(); // what the allocator hands out, as Redis' used_memory
         uint64_t used = static_cast<uint64_t>(m.uordblks + m.hblkhd);
@@ -124,6 +125,13 @@ void Server::info_section(const std::string &name, const Session &caller, std::s
         field(out, "used_memory_rss", rss);
         field(out, "maxmemory", static_cast<uint64_t>(0));
         field(out, "maxmemory_policy", "noeviction");
+    } else if (name == "persistence") {
+        // Nothing is saved or loaded; redis-cli --stat reads these to fill its "child" column.
+        out += "# Persistence\r\n";
+        field(out, "loading", static_cast<uint64_t>(0));
+        field(out, "rdb_bgsave_in_progress", static_cast<uint64_t>(0));
+        field(out, "aof_enabled", static_cast<uint64_t>(0));
+        field(out, "aof_rewrite_in_progress", static_cast<uint64_t>(0));
     } else if (name == "replication") {
         out += "# Replication\r\n";
         field(out, "role", "master");
