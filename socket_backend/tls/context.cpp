@@ -87,7 +87,8 @@ int common_setup(SSL_CTX *ctx, const Settings &s, std::string *why)
             return bad(why, key_value("tls.cert_file", s.cert_file) + " is not a PEM certificate chain");
         if (SSL_CTX_use_PrivateKey_file(ctx, s.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
             return bad(why, key_value("tls.key_file", s.key_file) +
-                                " is not an unencrypted PEM private key (a key with a passphrase cannot be used)");
+                                " is not the unencrypted PEM private key of tls.cert_file (a key with a passphrase "
+                                "cannot be used)");
         if (SSL_CTX_check_private_key(ctx) != 1)
             return bad(why, key_value("tls.key_file", s.key_file) + " does not belong to tls.cert_file");
     }
