@@ -105,6 +105,15 @@ check "openssl s_client -tls1_2 completes a TLS 1.2 handshake and gets +PONG" "$
 out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" SET tls-key works 2>&1; timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" GET tls-key 2>&1)
 if [ "$out" = "$(printf 'OK\nworks')" ]; then ok "redis-cli --tls --cacert sets and gets a key"; else not_ok "redis-cli --tls --cacert sets and gets a key: '$out'" "$log"; fi
 
+start_kvd ciphers --set tls.ciphers=ECDHE-ECDSA-AES128-GCM-SHA256
+talk "$WORK/cipher12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -tls1_2
+check "tls.ciphers decides the TLS 1.2 suite" "$WORK/cipher12" 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256' "$log"
+start_kvd only13 --set tls.min_protocol=1.3
+talk "$WORK/only13" 'PING\r\n' 'never' -CAfile "$C/ca.pem" -tls1_2
+wait_for "$log" 'unsupported protocol' 20
+check "with tls.min_protocol = 1.3 a TLS 1.2 client is refused, and the server says why" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the TLS handshake failed: unsupported protocol'
+
 # --- failures, one log line each -----------------------------------------
 silent 3
 printf 'PING\r\n' >&3
