@@ -115,8 +115,10 @@ void on_lingering(tw_conn *c, uint32_t events)
     if (events & TW_EV_ERROR) return finish_linger(c);
     if (events & TW_EV_READ) { // nobody reads any more: drop what arrives
         char buf[16384];
-        while (c->inner && inner_ops(c).read(c->inner, buf, sizeof buf) > 0) {
+        ssize_t n;
+        while ((n = inner_ops(c).read(c->inner, buf, sizeof buf)) > 0) {
         }
+        if (n == 0) c->flags |= kInnerEof; // no more READ from it
     }
     flush(c);
     if (tx_held(c) == 0 || c->inner_error) return finish_linger(c);
@@ -309,6 +311,8 @@ void free_conn(tw_conn *c)
 void start_accepted(void *conn)
 {
     tw_conn *c = static_cast<tw_conn *>(conn);
+    c->flags &= ~kStartPending;
+    if (has(c, kClosedEarly)) return free_conn(c); // the host closed it before this task ran
     if (has(c, kInnerHooked)) return;
     c->flags |= kInnerHooked;
     sockaddr_storage peer{};
@@ -485,6 +489,12 @@ extern "C" int tls_shutdown(tw_conn *c, int how)
 extern "C" void tls_close(tw_conn *c)
 {
     c->cb = nullptr;
+    if (has(c, kStartPending)) { // start_accepted has yet to run: it frees the rest
+        c->flags |= kClosedEarly;
+        if (c->inner) inner_ops(c).close(c->inner);
+        c->inner = nullptr;
+        return;
+    }
     auto &a = c->tl->active;
     a.erase(std::remove(a.begin(), a.end(), c), a.end());
     c->flags &= ~kInActive;

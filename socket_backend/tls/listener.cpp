@@ -72,7 +72,7 @@ extern "C" int tls_accept(tw_listener *l, tw_transport_loop *target, tw_conn **o
     // Tasks posted to a loop run in order: the inner transport's accept
     // tasks, this one, then the host's set_callback.  So the handshake
     // starts without waiting for the host, as a TCP connection would.
-    t->host->run_in_loop(target->loop, tls::start_accepted, c);
+    if (t->host->run_in_loop(target->loop, tls::start_accepted, c) == 0) c->flags |= tls::kStartPending;
     *out = c;
     return 0;
 }

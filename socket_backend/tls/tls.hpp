@@ -99,8 +99,10 @@ enum Flag : uint32_t {
     kShutWrInner = 1u << 9, ///< shut the inner connection once the close_notify is out
     kSslDead = 1u << 10,    ///< OpenSSL failed fatally: no more SSL_read/SSL_write
     kFirstBytesSeen = 1u << 11,
-    kWasUp = 1u << 12,      ///< TW_EV_CONNECTED was owed: READ and WRITE may follow
-    kInnerHooked = 1u << 13 ///< the inner connection calls us back
+    kWasUp = 1u << 12,        ///< TW_EV_CONNECTED was owed: READ and WRITE may follow
+    kInnerHooked = 1u << 13,  ///< the inner connection calls us back
+    kStartPending = 1u << 14, ///< start_accepted is posted to the connection's loop
+    kClosedEarly = 1u << 15   ///< closed before start_accepted ran, which frees it
 };
 
 struct Failure {
