@@ -5,7 +5,7 @@
 # certificates made for this run (make-certs.sh).  TAP output.
 #  - openssl s_client completes a handshake (TLS 1.3 and 1.2) and gets
 #    replies; a second connection resumes the session; redis-cli --tls works,
-#    with a client certificate under mutual TLS
+#    with a client certificate under mutual TLS; the same over a Unix socket
 #  - a plaintext client, an unknown CA, an expired certificate, a host name
 #    that does not match, a client without (or with a stranger's)
 #    certificate: each fails with one log line that says why, OpenSSL's
@@ -104,6 +104,24 @@ talk "$WORK/s12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -verify_return_error -tl
 check "openssl s_client -tls1_2 completes a TLS 1.2 handshake and gets +PONG" "$WORK/s12" 'Protocol *: TLSv1\.2' "$log"
 out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" SET tls-key works 2>&1; timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" GET tls-key 2>&1)
 if [ "$out" = "$(printf 'OK\nworks')" ]; then ok "redis-cli --tls --cacert sets and gets a key"; else not_ok "redis-cli --tls --cacert sets and gets a key: '$out'" "$log"; fi
+
+# Unix stream sockets: tls over the TCP transport's unix: addresses.
+sock=$WORK/kvd.sock
+log=$WORK/unix.log
+"$KVD" --bind "unix:$sock" --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.key" \
+    >"$log" 2>&1 &
+pids+=($!)
+wait_for "$log" 'listening on unix:' || { echo "Bail out! twinwire-kvd on a Unix socket did not start"; exit 1; }
+{ printf 'PING\r\n'; wait_for "$WORK/unix-s" 'PONG' 20; } |
+    timeout 30 openssl s_client -unix "$sock" -CAfile "$C/ca.pem" -verify_return_error -no_ign_eof -nocommands \
+        >"$WORK/unix-s" 2>&1
+check "over a Unix socket: openssl s_client -unix completes a handshake with kvd and gets +PONG" "$WORK/unix-s" '\+PONG' "$log"
+out=$(timeout 20 redis-cli -s "$sock" --tls --cacert "$C/ca.pem" --sni localhost PING 2>&1)
+if [ "$out" = PONG ]; then ok "over a Unix socket: redis-cli -s --tls gets PONG"; else not_ok "over a Unix socket: redis-cli -s --tls gets PONG: '$out'" "$log"; fi
+TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" TWINWIRE_TLS_SERVER_NAME=localhost \
+    timeout 60 "$BENCH" resp --host "unix:$sock" -c 2 -n 200 -t set,get >"$WORK/unix-bench" 2>&1
+check "over a Unix socket: a twinwire client (twinwire-bench resp, tls.server_name) gets every reply" "$WORK/unix-bench" \
+    '^GET +200 +[0-9]+ .* 0$' "$log"
 
 start_kvd ciphers --set tls.ciphers=ECDHE-ECDSA-AES128-GCM-SHA256
 talk "$WORK/cipher12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -tls1_2
