@@ -401,9 +401,19 @@ extern "C" ssize_t tls_read(tw_conn *c, void *buf, size_t len)
     if (c->phase == Phase::Connecting || c->phase == Phase::Handshaking) return -EAGAIN;
     if (c->phase == Phase::Failed && has(c, kSslDead)) return c->failure.code;
     if (!len) return 0;
-    pull(c);
+    const int want = static_cast<int>(std::min<size_t>(len, INT_MAX));
     ERR_clear_error();
-    int r = SSL_read(c->ssl, buf, static_cast<int>(std::min<size_t>(len, INT_MAX)));
+    int r = SSL_read(c->ssl, buf, want);
+    // Out of records: take what the inner connection has and try once more
+    // (asking it only then saves a read call per record).
+    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_WANT_READ && c->inner) {
+        size_t before = rx_held(c);
+        pull(c);
+        if (rx_held(c) != before) {
+            ERR_clear_error();
+            r = SSL_read(c->ssl, buf, want);
+        }
+    }
     if (tx_held(c)) flush(c); // a KeyUpdate answer, an alert
     if (r > 0) {
         c->counters.reads++;
