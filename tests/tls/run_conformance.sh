@@ -3,8 +3,9 @@
 # this run (make-certs.sh):
 #   run_conformance.sh RUNNER MAKE_CERTS INNER MODE [case filters]
 # MODE: server (the client checks the server's certificate) or mutual
-# (tls.verify = required: each end checks the other's).  Exits 77 (skip)
-# when the inner transport's plugin is not on TWINWIRE_PLUGIN_PATH.
+# (tls.verify = required: each end checks the other's).  TLS_RUNNER_OPTIONS:
+# more runner options (the inner transport's keys).  Exits 77 (skip) when the
+# inner transport's plugin is not on TWINWIRE_PLUGIN_PATH.
 set -u
 runner=$1 make_certs=$2 inner=$3 mode=$4
 shift 4
@@ -26,7 +27,7 @@ trap 'rm -rf "$certs"' EXIT
 # The default: the server asks for no certificate, the client checks the server's.
 verify=
 [ "$mode" = mutual ] && verify="--set tls.verify=required"
-# shellcheck disable=SC2086 # $verify is one option and its value, or nothing
-"$runner" --wait-ms 30000 --set tls.inner="$inner" $verify \
+# shellcheck disable=SC2086 # $verify and TLS_RUNNER_OPTIONS are lists of words
+"$runner" ${TLS_RUNNER_OPTIONS:-} --wait-ms 30000 --set tls.inner="$inner" $verify \
     --set tls.cert_file="$certs/server.pem" --set tls.key_file="$certs/server.key" --set tls.ca_file="$certs/ca.pem" \
     tls "$@"
