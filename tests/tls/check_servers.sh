@@ -180,6 +180,12 @@ check "mutual TLS: a client certificate from an unknown CA is refused with OpenS
     "WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the client's certificate failed verification: unable to get local issuer certificate \(subject CN=rogue, depth 0\)"
 if grep -q '+PONG' "$WORK/m-none" "$WORK/m-rogue"; then not_ok "... and neither got a reply" "$WORK/m-none" "$WORK/m-rogue"; else ok "... and neither got a reply"; fi
 
+start_kvd optional --set tls.verify=optional
+talk "$WORK/o-rogue" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -cert "$C/rogue.pem" -key "$C/rogue.key"
+check "tls.verify = optional: a client certificate that fails verification still gets in" "$WORK/o-rogue" '\+PONG' "$log"
+check "... and the server says it was not verified, why, and whose it was" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: certificate not verified, accepted as tls.verify = optional: unable to get local issuer certificate \(CN=rogue\)'
+
 # --- bounds ------------------------------------------------------------------
 start_kvd bounded --set tls.handshake_timeout_ms=500
 silent 3

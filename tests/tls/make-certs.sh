@@ -9,6 +9,7 @@
 # DIR/expired.pem, expired.key      from the same CA, expired in 2021
 # DIR/rogue-ca.pem, rogue.pem, rogue.key   another CA, and a certificate for
 #                                   localhost/127.0.0.1 from it (an unknown CA)
+# DIR/cadir/                        the test CA as a directory (openssl rehash)
 set -eu
 dir=$1
 mkdir -p "$dir"
@@ -64,4 +65,8 @@ leaf client "/CN=twinwire test client" ca 'extendedKeyUsage=clientAuth'
 leaf expired "/CN=expired" ca "$server_ext" -startdate 20200101000000Z -enddate 20210101000000Z
 ca rogue-ca "/CN=rogue CA"
 leaf rogue "/CN=rogue" rogue-ca "$server_ext"
+# The CA again as a hashed directory, for tls.ca_dir.
+mkdir -p cadir
+cp ca.pem cadir/
+quiet openssl rehash cadir
 chmod 600 ./*.key

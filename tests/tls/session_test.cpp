@@ -243,6 +243,21 @@ TEST_CASE("tls.ciphersuites and tls.min_protocol = 1.3 decide what both ends neg
     CHECK(std::string(rounds[0].server.s.cipher) == "TLS_CHACHA20_POLY1305_SHA256");
 }
 
+TEST_CASE("tls.ca_dir alone verifies the server, as tls.ca_file does", "[tls]")
+{
+    twinwire::Config config;
+    config.load_environment();
+    config.set("transport", "tls");
+    config.set("threads", "1");
+    config.set("tls.cert_file", cert("server.pem"));
+    config.set("tls.key_file", cert("server.key"));
+    config.set("tls.ca_dir", cert("cadir"));
+    auto rounds = run_rounds(config, 1);
+    INFO(rounds[0].error.message);
+    REQUIRE(rounds[0].echoed);
+    CHECK(rounds[0].client.s.verify_result == 0);
+}
+
 TEST_CASE("a server certificate from an unknown CA fails the connect with errc::permission_denied and OpenSSL's reason",
           "[tls]")
 {
