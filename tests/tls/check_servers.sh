@@ -123,6 +123,22 @@ TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" TWINWIRE_TLS_SERVER_NAME
 check "over a Unix socket: a twinwire client (twinwire-bench resp, tls.server_name) gets every reply" "$WORK/unix-bench" \
     '^GET +200 +[0-9]+ .* 0$' "$log"
 
+# IPv6, where the host has ::1.
+if ip -6 addr show lo 2>/dev/null | grep -q '::1'; then
+    log=$WORK/v6.log
+    "$KVD" --bind ::1 --port 0 --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.key" \
+        >"$log" 2>&1 &
+    pids+=($!)
+    wait_for "$log" 'listening on ::1:[0-9]+' || { echo "Bail out! twinwire-kvd on ::1 did not start"; exit 1; }
+    v6port=$(grep -Eo 'listening on ::1:[0-9]+' "$log" | head -1 | sed 's/.*://')
+    { printf 'PING\r\n'; wait_for "$WORK/v6-s" 'PONG' 20; } |
+        timeout 30 openssl s_client -connect "[::1]:$v6port" -CAfile "$C/ca.pem" -verify_return_error -no_ign_eof \
+            -nocommands >"$WORK/v6-s" 2>&1
+    check "over IPv6: s_client to [::1] verifies the certificate's IP address ::1 and gets +PONG" "$WORK/v6-s" '\+PONG' "$log"
+else
+    ok "# SKIP over IPv6: this host has no ::1"
+fi
+
 start_kvd ciphers --set tls.ciphers=ECDHE-ECDSA-AES128-GCM-SHA256
 talk "$WORK/cipher12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -tls1_2
 check "tls.ciphers decides the TLS 1.2 suite" "$WORK/cipher12" 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256' "$log"
