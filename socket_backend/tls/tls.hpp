@@ -148,7 +148,13 @@ struct tw_conn {
 
 namespace tls {
 
+constexpr size_t kRxLimit = 256 * 1024; ///< ciphertext held for OpenSSL before the inner connection is paused
+constexpr size_t kTxLimit = 256 * 1024; ///< ciphertext held for the inner connection before write says -EAGAIN
+constexpr size_t kChunk = 64 * 1024;
+
 inline const tw_host *host_of(const tw_conn *c) { return c->t->host; }
+inline size_t rx_held(const tw_conn *c) { return BIO_ctrl_pending(c->rbio); }
+inline size_t tx_held(const tw_conn *c) { return BIO_ctrl_pending(c->wbio); }
 inline const tw_transport_ops &inner_ops(const tw_conn *c) { return *c->t->inner; }
 inline bool has(const tw_conn *c, uint32_t flag) { return (c->flags & flag) != 0; }
 
@@ -174,17 +180,19 @@ tw_conn *new_conn(tw_transport *t, tw_transport_loop *tl, bool server);
 /// (tasks run in order): let the handshake run now; refuse it when busy.
 void start_accepted(void *conn);
 void fail(tw_conn *c, int code, const std::string &text);
-/// Move ciphertext from the inner connection into rbio (bounded).
-void pull(tw_conn *c);
-/// Move ciphertext from wbio to the inner connection.
-void flush(tw_conn *c);
-/// Ask the inner connection for what we need from it now.
-void inner_set(tw_conn *c);
 uint32_t own_events(tw_conn *c);
 void make_active(tw_conn *c);
 void deliver(tw_conn *c);
 void free_conn(tw_conn *c);
 /// Leave the count of handshakes in flight (once).
 void leave_flight(tw_conn *c);
+
+// records.cpp
+/// Move ciphertext from the inner connection into rbio (bounded).
+void pull(tw_conn *c);
+/// Move ciphertext from wbio to the inner connection.
+void flush(tw_conn *c);
+/// Ask the inner connection for what we need from it now.
+void inner_set(tw_conn *c);
 
 } // namespace tls
