@@ -21,6 +21,10 @@ if [ "$inner" != tcp ]; then
         exit 77
     fi
 fi
+if ! command -v openssl >/dev/null; then
+    echo "SKIP: openssl (Debian's openssl package) is not installed: no certificates can be made"
+    exit 77
+fi
 certs=$(mktemp -d "${TMPDIR:-/tmp}/tls-certs.XXXXXX") || exit 1
 trap 'rm -rf "$certs"' EXIT
 "$make_certs" "$certs" || exit 1

@@ -4,6 +4,10 @@
 set -u
 make_certs=$1
 shift
+if ! command -v openssl >/dev/null; then
+    echo "SKIP: openssl (Debian's openssl package) is not installed: no certificates can be made"
+    exit 77
+fi
 TLS_TEST_CERTS=$(mktemp -d "${TMPDIR:-/tmp}/tls-certs.XXXXXX") || exit 1
 export TLS_TEST_CERTS
 trap 'rm -rf "$TLS_TEST_CERTS"' EXIT
