@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The tls transport's objects: each wraps the inner transport's object of
+// the same kind.  A connection adds an OpenSSL session whose records go
+// through two memory BIOs, to and from the inner connection: TLS never
+// touches a file descriptor, so it runs over any transport.
+#pragma once
+
+#include "ops.h"
+#include "settings.hpp"
+
+#include <openssl/ssl.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tls {
+
+/// Sessions a client may resume, by peer (address and server name); any
+/// loop thread stores and takes them.
+class SessionStore {
+public:
+    ~SessionStore();
+    void put(const std::string &peer, SSL_SESSION *session); ///< takes the reference
+    SSL_SESSION *get(const std::string &peer);               ///< a new reference, or nullptr
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<std::string, SSL_SESSION *> sessions_;
+};
+
+/// Totals over every connection (any loop thread adds to them).
+struct Totals {
+    std::atomic<uint64_t> open{0}, accepted{0}, connected{0}, resumed{0};
+    std::atomic<uint64_t> failed{0}, verify_failed{0}, not_tls{0}, timed_out{0}, refused_busy{0};
+};
+
+/// The two SSL_CTXs: one per role, built once from the settings.
+struct Contexts {
+    SSL_CTX *server = nullptr; ///< nullptr without tls.cert_file: this end cannot listen
+    SSL_CTX *client = nullptr;
+};
+
+} // namespace tls
+
+struct tw_transport {
+    const tw_host *host;
+    const tw_transport_ops *inner;
+    tw_transport *inner_t = nullptr;
+    tls::Settings settings;
+    tls::Contexts ctx;
+    std::string certificate; ///< "subject, expires ..." of tls.cert_file, for describe
+    tls::SessionStore sessions;
+    std::atomic<uint64_t> handshakes_in_flight{0};
+    tls::Totals totals;
+};
+
+struct tw_transport_loop {
+    tw_transport *t;
+    tw_loop *loop;
+    tw_transport_loop *inner;
+    /// Connections that may have events no fd announces (decrypted bytes,
+    /// room to write, a failure to report), looked at before the loop sleeps.
+    std::vector<tw_conn *> active;
+    /// Closed by the host with records still to send: flushed, then closed.
+    std::vector<tw_conn *> lingering;
+};
+
+struct tw_listener {
+    tw_transport_loop *tl;
+    tw_listener *inner;
+    tw_incoming_cb on_incoming;
+    void *arg;
+};
+
+namespace tls {
+
+enum class Phase : uint8_t {
+    Connecting,  ///< the inner connection is not up yet
+    Handshaking, ///< TLS records are going back and forth
+    Up,          ///< TW_EV_CONNECTED owed or reported
+    Failed,      ///< TW_EV_ERROR owed or reported; get_error says why
+    Lingering    ///< closed by the host, close_notify still going out
+};
+
+/// One bit each: what the connection owes the host, and what it has seen.
+enum Flag : uint32_t {
+    kServer = 1u << 0,
+    kOweConnected = 1u << 1,
+    kOweError = 1u << 2,
+    kInActive = 1u << 3,
+    kInFlight = 1u << 4,    ///< counted in handshakes_in_flight
+    kTooBusy = 1u << 5,     ///< refused at accept: tls.max_handshakes in flight
+    kRxMaybe = 1u << 6,     ///< a read may make progress (records, end or error arrived since it last could not)
+    kInnerEof = 1u << 7,    ///< the inner connection ended its stream
+    kShutWr = 1u << 8,      ///< close_notify sent (shutdown SHUT_WR)
+    kShutWrInner = 1u << 9, ///< shut the inner connection once the close_notify is out
+    kSslDead = 1u << 10,    ///< OpenSSL failed fatally: no more SSL_read/SSL_write
+    kFirstBytesSeen = 1u << 11,
+    kWasUp = 1u << 12,        ///< TW_EV_CONNECTED was owed: READ and WRITE may follow
+    kInnerHooked = 1u << 13,  ///< the inner connection calls us back
+    kStartPending = 1u << 14, ///< start_accepted is posted to the connection's loop
+    kClosedEarly = 1u << 15   ///< closed before start_accepted ran, which frees it
+};
+
+struct Failure {
+    int code = 0;
+    std::string text;
+};
+
+/// The first certificate that failed verification, from the verify callback.
+struct Verification {
+    int error = 0;
+    int depth = -1;
+    std::string subject;
+};
+
+struct Counters {
+    uint64_t bytes_sent = 0, bytes_received = 0, writes = 0, reads = 0, would_block = 0;
+};
+
+} // namespace tls
+
+struct tw_conn {
+    tw_transport *t;
+    tw_transport_loop *tl;
+    tw_conn *inner = nullptr;
+    SSL *ssl = nullptr;
+    BIO *rbio = nullptr; ///< ciphertext from the peer, waiting for OpenSSL (owned by ssl)
+    BIO *wbio = nullptr; ///< ciphertext for the peer, waiting for the inner connection (owned by ssl)
+    tw_conn_cb cb = nullptr;
+    void *arg = nullptr;
+    uint32_t want = TW_EV_READ;         ///< what the host asked for
+    uint32_t inner_events = TW_EV_READ; ///< what we asked the inner connection for
+    uint32_t flags = 0;                 ///< tls::Flag
+    tls::Phase phase = tls::Phase::Connecting;
+    int inner_error = 0; ///< the inner connection's read or write error
+    tls::Failure failure;
+    tls::Verification verification;
+    tw_timer *timer = nullptr; ///< the handshake's deadline, then the linger's
+    uint64_t deadline_ns = 0;
+    std::string peer;        ///< "127.0.0.1:40312", for messages
+    std::string session_key; ///< client: where a resumable session is kept
+    tls::Counters counters;
+};
+
+namespace tls {
+
+constexpr size_t kRxLimit = 256 * 1024; ///< ciphertext held for OpenSSL before the inner connection is paused
+constexpr size_t kTxLimit = 256 * 1024; ///< ciphertext held for the inner connection before write says -EAGAIN
+constexpr size_t kChunk = 64 * 1024;
+
+inline const tw_host *host_of(const tw_conn *c) { return c->t->host; }
+inline size_t rx_held(const tw_conn *c) { return BIO_ctrl_pending(c->rbio); }
+inline size_t tx_held(const tw_conn *c) { return BIO_ctrl_pending(c->wbio); }
+inline const tw_transport_ops &inner_ops(const tw_conn *c) { return *c->t->inner; }
+inline bool has(const tw_conn *c, uint32_t flag) { return (c->flags & flag) != 0; }
+
+// context.cpp
+/// Build both contexts from the settings; -TW_ECONFIG (or -ENOMEM) and why.
+int make_contexts(tw_transport *t, std::string *why);
+void free_contexts(Contexts &ctx);
+/// The verify callback's index of the connection in SSL's ex_data.
+void attach_conn(SSL *ssl, tw_conn *c);
+/// OpenSSL's error queue as one line (and emptied): "certificate verify failed; ...".
+std::string drain_errors();
+std::string subject_of(X509 *cert);
+
+// handshake.cpp
+/// Make progress on the handshake; may complete it (kOweConnected) or fail it.
+void handshake_step(tw_conn *c);
+/// Why OpenSSL failed (SSL_get_error's `ssl_error`), as a code and a line; logs it.
+void fail_from_ssl(tw_conn *c, int ssl_error, const char *during);
+
+// conn.cpp
+tw_conn *new_conn(tw_transport *t, tw_transport_loop *tl, bool server);
+/// On the accepted connection's own loop, before the host's set_callback
+/// (tasks run in order): let the handshake run now; refuse it when busy.
+void start_accepted(void *conn);
+void fail(tw_conn *c, int code, const std::string &text);
+uint32_t own_events(tw_conn *c);
+void make_active(tw_conn *c);
+void deliver(tw_conn *c);
+void free_conn(tw_conn *c);
+/// Leave the count of handshakes in flight (once).
+void leave_flight(tw_conn *c);
+
+// records.cpp
+/// Move ciphertext from the inner connection into rbio (bounded).
+void pull(tw_conn *c);
+/// Move ciphertext from wbio to the inner connection.
+void flush(tw_conn *c);
+/// Ask the inner connection for what we need from it now.
+void inner_set(tw_conn *c);
+
+} // namespace tls

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The tls transport against clients nobody here wrote, and its failures as
+# an operator sees them: twinwire-kvd and twinwire-bench over tls, with
+# certificates made for this run (make-certs.sh).  TAP output.
+#  - openssl s_client completes a handshake (TLS 1.3 and 1.2) and gets
+#    replies; a second connection resumes the session; redis-cli --tls works,
+#    with a client certificate under mutual TLS; the same over a Unix socket
+#  - a plaintext client, an unknown CA, an expired certificate, a host name
+#    that does not match, a client without (or with a stranger's)
+#    certificate: each fails with one log line that says why, OpenSSL's
+#    reason and the certificate's subject included
+#  - a handshake that never completes is cut off at tls.handshake_timeout_ms,
+#    and past tls.max_handshakes in flight a new one is refused at once
+#  - every mistake in the tls.* keys is refused by --check-config with the
+#    key, the value and the reason, also when tls is not the transport
+#
+#   check_servers.sh KVD BENCH MAKE_CERTS
+# TWINWIRE_PLUGIN_PATH must lead to twinwire-tls-abi1.so.
+set -u
+KVD=$1 BENCH=$2 MAKE_CERTS=$3
+for tool in openssl redis-cli timeout; do
+    command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
+done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tls-servers.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+[ -n "${KEEP_WORK:-}" ] && trap - EXIT
+C=$WORK/certs
+"$MAKE_CERTS" "$C" || { echo "Bail out! make-certs.sh failed"; exit 1; }
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)) failed=1
+    echo "not ok $n - $1"
+    shift
+    for f in "$@"; do [ -f "$f" ] && sed 's/^/#   /' "$f" | tail -40; done
+}
+# check WHAT FILE REGEX [MORE FILES TO SHOW]
+check() { if grep -Eq -- "$3" "$2"; then ok "$1"; else not_ok "$1 (no /$3/)" "$2" "${@:4}"; fi; }
+
+# wait_for FILE REGEX [SECONDS]: until FILE matches (default 30 s).
+wait_for() {
+    local i
+    for ((i = 0; i < ${3:-30} * 10; i++)); do
+        grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_kvd NAME ARGS...: twinwire-kvd over tls on a free port; sets $port, $log.
+start_kvd() {
+    local name=$1
+    shift
+    log=$WORK/$name.log
+    "$KVD" --port 0 --transport tls --log-level debug --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.key" \
+        --set tls.ca_file="$C/ca.pem" "$@" >"$log" 2>&1 &
+    pids+=($!)
+    if ! wait_for "$log" 'listening on 127\.0\.0\.1:[0-9]+ over tls'; then
+        echo "Bail out! twinwire-kvd $name did not start"
+        sed 's/^/#   /' "$log"
+        exit 1
+    fi
+    port=$(grep -Eo 'listening on 127\.0\.0\.1:[0-9]+' "$log" | head -1 | sed 's/.*://')
+}
+
+# talk OUT INPUT EXPECT S_CLIENT-ARGS...: s_client sends INPUT and keeps its
+# stdin open until OUT holds EXPECT (at most 20 s), then ends it.
+talk() {
+    local out=$1 input=$2 expect=$3 i
+    shift 3
+    {
+        printf '%b' "$input"
+        for ((i = 0; i < 200; i++)); do
+            grep -qF -- "$expect" "$out" 2>/dev/null && break
+            sleep 0.1
+        done
+    } | timeout 30 openssl s_client -connect "127.0.0.1:$port" -no_ign_eof -nocommands "$@" >"$out" 2>&1
+}
+
+# silent N: a raw TCP connection that sends nothing, on file descriptor N.
+silent() { eval "exec $1<>/dev/tcp/127.0.0.1/$port"; }
+# eof_within N SECONDS: reading descriptor N ends (the server closed it) in time.
+eof_within() { timeout "$2" cat <&"$1" >/dev/null; }
+
+# --- real clients --------------------------------------------------------
+start_kvd plain-auth
+talk "$WORK/s13" 'PING\r\nECHO over-tls\r\n' 'over-tls' -CAfile "$C/ca.pem" -verify_return_error -sess_out "$WORK/session"
+check "openssl s_client completes a TLS 1.3 handshake with twinwire-kvd over tls, verifies it and gets replies" \
+    "$WORK/s13" 'Verify return code: 0 \(ok\)' "$log"
+check "... and kvd's replies come back through it: +PONG" "$WORK/s13" '\+PONG' "$log"
+check "... and the echoed text" "$WORK/s13" 'over-tls' "$log"
+check "... with TLS 1.3" "$WORK/s13" '^New, TLSv1\.3'
+talk "$WORK/resumed" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -sess_in "$WORK/session"
+check "a second s_client connection resumes the session (tls.session_resumption, tickets)" "$WORK/resumed" '^Reused, TLSv1\.3' "$log"
+talk "$WORK/s12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -verify_return_error -tls1_2
+check "openssl s_client -tls1_2 completes a TLS 1.2 handshake and gets +PONG" "$WORK/s12" 'Protocol *: TLSv1\.2' "$log"
+out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" SET tls-key works 2>&1; timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" GET tls-key 2>&1)
+if [ "$out" = "$(printf 'OK\nworks')" ]; then ok "redis-cli --tls --cacert sets and gets a key"; else not_ok "redis-cli --tls --cacert sets and gets a key: '$out'" "$log"; fi
+
+# Unix stream sockets: tls over the TCP transport's unix: addresses.
+sock=$WORK/kvd.sock
+log=$WORK/unix.log
+"$KVD" --bind "unix:$sock" --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.key" \
+    >"$log" 2>&1 &
+pids+=($!)
+wait_for "$log" 'listening on unix:' || { echo "Bail out! twinwire-kvd on a Unix socket did not start"; exit 1; }
+{ printf 'PING\r\n'; wait_for "$WORK/unix-s" 'PONG' 20; } |
+    timeout 30 openssl s_client -unix "$sock" -CAfile "$C/ca.pem" -verify_return_error -no_ign_eof -nocommands \
+        >"$WORK/unix-s" 2>&1
+check "over a Unix socket: openssl s_client -unix completes a handshake with kvd and gets +PONG" "$WORK/unix-s" '\+PONG' "$log"
+out=$(timeout 20 redis-cli -s "$sock" --tls --cacert "$C/ca.pem" --sni localhost PING 2>&1)
+if [ "$out" = PONG ]; then ok "over a Unix socket: redis-cli -s --tls gets PONG"; else not_ok "over a Unix socket: redis-cli -s --tls gets PONG: '$out'" "$log"; fi
+TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" TWINWIRE_TLS_SERVER_NAME=localhost \
+    timeout 60 "$BENCH" resp --host "unix:$sock" -c 2 -n 200 -t set,get >"$WORK/unix-bench" 2>&1
+check "over a Unix socket: a twinwire client (twinwire-bench resp, tls.server_name) gets every reply" "$WORK/unix-bench" \
+    '^GET +200 +[0-9]+ .* 0$' "$log"
+
+# IPv6, where the host has ::1.
+if ip -6 addr show lo 2>/dev/null | grep -q '::1'; then
+    log=$WORK/v6.log
+    "$KVD" --bind ::1 --port 0 --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.key" \
+        >"$log" 2>&1 &
+    pids+=($!)
+    wait_for "$log" 'listening on ::1:[0-9]+' || { echo "Bail out! twinwire-kvd on ::1 did not start"; exit 1; }
+    v6port=$(grep -Eo 'listening on ::1:[0-9]+' "$log" | head -1 | sed 's/.*://')
+    { printf 'PING\r\n'; wait_for "$WORK/v6-s" 'PONG' 20; } |
+        timeout 30 openssl s_client -connect "[::1]:$v6port" -CAfile "$C/ca.pem" -verify_return_error -no_ign_eof \
+            -nocommands >"$WORK/v6-s" 2>&1
+    check "over IPv6: s_client to [::1] verifies the certificate's IP address ::1 and gets +PONG" "$WORK/v6-s" '\+PONG' "$log"
+else
+    ok "# SKIP over IPv6: this host has no ::1"
+fi
+
+start_kvd ciphers --set tls.ciphers=ECDHE-ECDSA-AES128-GCM-SHA256
+talk "$WORK/cipher12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -tls1_2
+check "tls.ciphers decides the TLS 1.2 suite" "$WORK/cipher12" 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256' "$log"
+start_kvd only13 --set tls.min_protocol=1.3
+talk "$WORK/only13" 'PING\r\n' 'never' -CAfile "$C/ca.pem" -tls1_2
+wait_for "$log" 'unsupported protocol' 20
+check "with tls.min_protocol = 1.3 a TLS 1.2 client is refused, and the server says why" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the TLS handshake failed: unsupported protocol'
+
+# --- failures, one log line each -----------------------------------------
+silent 3
+printf 'PING\r\n' >&3
+if eof_within 3 20; then ok "a plaintext client on the TLS port is disconnected"; else not_ok "a plaintext client on the TLS port is disconnected" "$log"; fi
+exec 3<&-
+wait_for "$log" 'does not speak TLS' 20
+check "... and the server says so in one line, quoting what it sent" "$log" \
+    "WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the client does not speak TLS: its first bytes were 'PING\\\\x0d\\\\x0a' \(a plaintext client on a TLS port\?\)"
+talk "$WORK/unknown-ca" 'PING\r\n' 'never' -CAfile "$C/rogue-ca.pem" -verify_return_error
+check "a client that does not know the server's CA fails verification" "$WORK/unknown-ca" 'certificate verify failed' "$log"
+wait_for "$log" 'unknown ca' 20
+check "... and the server logs the client's alert" "$log" 'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the client refused this end.s certificate: tlsv1 alert unknown ca'
+out=$(TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" TWINWIRE_TLS_SERVER_NAME=elsewhere.example \
+    timeout 30 "$BENCH" client --host 127.0.0.1 -p "$port" -n 10 -s 64 -t latency 2>&1)
+printf '%s\n' "$out" >"$WORK/mismatch"
+check "a twinwire client checks tls.server_name against the certificate: a mismatch fails with the subject" \
+    "$WORK/mismatch" 'Permission denied \(TLS with server 127\.0\.0\.1:[0-9]+: the server.s certificate failed verification: hostname mismatch \(subject CN=localhost, depth 0\)\)'
+TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" TWINWIRE_TLS_SERVER_NAME=localhost \
+    timeout 60 "$BENCH" resp --host 127.0.0.1 -p "$port" -c 2 -n 200 -t set,get >"$WORK/bench-good" 2>&1
+check "... the right name (SNI localhost) connects: twinwire-bench resp gets every reply" "$WORK/bench-good" \
+    '^GET +200 +[0-9]+ .* 0$' "$log"
+
+for bad in expired rogue; do
+    start_kvd "$bad" --set tls.cert_file="$C/$bad.pem" --set tls.key_file="$C/$bad.key"
+    TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_CA_FILE="$C/ca.pem" \
+        timeout 30 "$BENCH" client --host 127.0.0.1 -p "$port" -n 10 -s 64 -t latency >"$WORK/bench-$bad" 2>&1
+done
+check "a twinwire client refuses an expired certificate, with OpenSSL's reason and the subject" "$WORK/bench-expired" \
+    'the server.s certificate failed verification: certificate has expired \(subject CN=expired, depth 0\)'
+check "a twinwire client refuses a certificate from an unknown CA, with OpenSSL's reason and the subject" "$WORK/bench-rogue" \
+    'the server.s certificate failed verification: unable to get local issuer certificate \(subject CN=rogue, depth 0\)'
+
+# --- mutual TLS ------------------------------------------------------------
+start_kvd mutual --set tls.verify=required
+talk "$WORK/m-good" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -cert "$C/client.pem" -key "$C/client.key"
+check "mutual TLS: s_client with a client certificate from the CA gets +PONG" "$WORK/m-good" '\+PONG' "$log"
+out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" --cert "$C/client.pem" --key "$C/client.key" PING 2>&1)
+if [ "$out" = PONG ]; then ok "mutual TLS: redis-cli --tls --cert --key gets PONG"; else not_ok "mutual TLS: redis-cli --tls --cert --key gets PONG: '$out'" "$log"; fi
+talk "$WORK/m-none" 'PING\r\n' 'never' -CAfile "$C/ca.pem"
+wait_for "$log" 'sent no certificate' 20
+check "mutual TLS: a client without a certificate is refused, and the server says why" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the client sent no certificate and tls.verify = required'
+talk "$WORK/m-rogue" 'PING\r\n' 'never' -CAfile "$C/ca.pem" -cert "$C/rogue.pem" -key "$C/rogue.key"
+wait_for "$log" 'CN=rogue' 20
+check "mutual TLS: a client certificate from an unknown CA is refused with OpenSSL's reason and its subject" "$log" \
+    "WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the client's certificate failed verification: unable to get local issuer certificate \(subject CN=rogue, depth 0\)"
+if grep -q '+PONG' "$WORK/m-none" "$WORK/m-rogue"; then not_ok "... and neither got a reply" "$WORK/m-none" "$WORK/m-rogue"; else ok "... and neither got a reply"; fi
+
+start_kvd optional --set tls.verify=optional
+talk "$WORK/o-rogue" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -cert "$C/rogue.pem" -key "$C/rogue.key"
+check "tls.verify = optional: a client certificate that fails verification still gets in" "$WORK/o-rogue" '\+PONG' "$log"
+check "... and the server says it was not verified, why, and whose it was" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: certificate not verified, accepted as tls.verify = optional: unable to get local issuer certificate \(CN=rogue\)'
+
+# --- bounds ------------------------------------------------------------------
+start_kvd bounded --set tls.handshake_timeout_ms=500
+silent 3
+if eof_within 3 20; then ok "a handshake that never starts is cut off"; else not_ok "a handshake that never starts is cut off" "$log"; fi
+exec 3<&-
+check "... with one line naming tls.handshake_timeout_ms" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: the handshake did not complete within 500 ms \(tls\.handshake_timeout_ms\)'
+start_kvd busy --set tls.max_handshakes=2 --set tls.handshake_timeout_ms=60000
+silent 3
+silent 4
+# Both are in flight once the server has accepted them; the next one is
+# refused at once (under load, one more may be needed before they are).
+refused=
+for fd in 5 6 7; do
+    silent $fd
+    if eof_within $fd 5; then refused=$fd && break; fi
+done
+if [ -n "$refused" ]; then ok "past tls.max_handshakes in flight a new connection is closed at once"; else not_ok "past tls.max_handshakes in flight a new connection is closed at once" "$log"; fi
+check "... with one line naming tls.max_handshakes" "$log" \
+    'WARN \[tls\] TLS from 127\.0\.0\.1:[0-9]+: refused: 2 handshakes already in flight \(tls\.max_handshakes\)'
+exec 3<&- 4<&- 5<&- 6<&- 7<&-
+wait_for "$log" 'closed the connection during the handshake.*\n?' 20
+talk "$WORK/after-busy" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem"
+check "... and once those close, a client gets through" "$WORK/after-busy" '\+PONG' "$log"
+
+# --- tls.* keys, checked without init -----------------------------------------
+cfg() { # cfg EXPECTED-STATUS TEXT KEY=VALUE...
+    local want=$1 text=$2 args=() out got
+    shift 2
+    for kv in "$@"; do args+=(--set "$kv"); done
+    out=$("$KVD" --check-config --transport tcp "${args[@]}" 2>&1)
+    got=$?
+    if [ "$got" -eq "$want" ] && printf '%s' "$out" | grep -qF -- "$text"; then
+        ok "--check-config $*: $text"
+    else
+        printf '%s\n' "$out" >"$WORK/cfg"
+        not_ok "--check-config $*: status $got (expected $want with '$text')" "$WORK/cfg"
+    fi
+}
+cfg 1 "tls.verify = 'maybe' (command line --set): expected off, optional or required" tls.verify=maybe
+cfg 1 "tls.min_protocol = '1.1' (command line --set): expected 1.2 or 1.3" tls.min_protocol=1.1
+cfg 1 "tls.cert_file = '/nonexistent.pem' (command line --set): cannot be read: No such file or directory" \
+    tls.cert_file=/nonexistent.pem tls.key_file="$C/server.key"
+cfg 1 "tls.ca_dir = '$C/ca.pem' (command line --set): not a directory" tls.ca_dir="$C/ca.pem"
+cfg 1 "tls.ca_file = '$C' (command line --set): not a regular file" tls.ca_file="$C"
+cfg 1 "tls.key_file = '$C/server.key' (command line --set): needs tls.cert_file too" tls.key_file="$C/server.key"
+cfg 1 "tls.ciphers = 'NO-SUCH-CIPHER' (command line --set): no TLS 1.2 cipher OpenSSL knows" tls.ciphers=NO-SUCH-CIPHER
+cfg 1 "tls.ciphersuites = 'TLS_NO_SUCH' (command line --set): expected TLS 1.3 suites OpenSSL knows" tls.ciphersuites=TLS_NO_SUCH
+cfg 1 "tls.server_name = '127.0.0.1' (command line --set): an IP address is not a server name" tls.server_name=127.0.0.1
+cfg 1 "tls.server_name = 'a b' (command line --set): expected a host name" "tls.server_name=a b"
+cfg 1 "tls.session_resumption = 'maybe' (command line --set): expected yes or no" tls.session_resumption=maybe
+cfg 1 "tls.handshake_timeout_ms = '0' (command line --set): expected 1..3600000" tls.handshake_timeout_ms=0
+cfg 1 "tls.max_handshakes = 'lots' (command line --set): expected a whole number" tls.max_handshakes=lots
+cfg 1 "tls.inner = 'tls' (command line --set): expected another transport: tls cannot wrap itself" tls.inner=tls
+cfg 1 "unknown key(s) for the tls transport: tls.bogus" tls.bogus=1
+cfg 0 "tls.verify = required" tls.cert_file="$C/server.pem" tls.key_file="$C/server.key" tls.ca_file="$C/ca.pem" \
+    tls.verify=required tls.min_protocol=1.3 tls.ciphersuites=TLS_AES_128_GCM_SHA256 tls.server_name=localhost
+# What only OpenSSL can judge is refused at start-up, naming the key.
+out=$(timeout 30 "$KVD" --port 0 --transport tls --set tls.cert_file="$C/ca.key" --set tls.key_file="$C/server.key" 2>&1)
+printf '%s\n' "$out" >"$WORK/not-pem"
+check "a key file given as tls.cert_file stops start-up, naming the key and the reason" "$WORK/not-pem" \
+    "tls.cert_file = '$C/ca.key' is not a PEM certificate chain"
+out=$(timeout 30 "$KVD" --port 0 --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/client.key" 2>&1)
+printf '%s\n' "$out" >"$WORK/wrong-key"
+check "a key that is not the certificate's stops start-up, naming the key" "$WORK/wrong-key" \
+    "tls.key_file = '$C/client.key' is not the unencrypted PEM private key of tls.cert_file"
+
+echo "1..$n"
+exit $failed
