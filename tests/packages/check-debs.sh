@@ -3,8 +3,9 @@
 # them from the committed tree; lintian --pedantic shows no error and no
 # warning (overrides in debian/*lintian-overrides each say why); only
 # twinwire-transport-rdma asks for rdma-core, and it Depends on libibverbs1
-# and librdmacm1 and Recommends ibverbs-providers; libtwinwire1 holds the
-# library alone.
+# and librdmacm1 and Recommends ibverbs-providers; only
+# twinwire-transport-tls asks for libssl; libtwinwire1 holds the library
+# alone.
 # usage: check-debs.sh WORK_DIR SOURCE VERSION
 set -u -o pipefail
 work=$1 src=$2 version=$3
@@ -78,6 +79,17 @@ for d in libibverbs1 librdmacm1; do
 done
 relations twinwire-transport-rdma Recommends | grep -qE '^ibverbs-providers( |$)' ||
     fail "twinwire-transport-rdma does not Recommend ibverbs-providers"
+
+# Only twinwire-transport-tls needs libssl, and it does (linked, so through
+# its shlibs).
+for f in "$out"/*.deb; do
+    p=$(dpkg-deb -f "$f" Package)
+    case $p in twinwire-transport-tls | twinwire-transport-tls-dbgsym) continue ;; esac
+    ssl=$(relations "$p" Pre-Depends Depends Recommends | grep -E '^(libssl|openssl|twinwire-transport-tls)')
+    [ -z "$ssl" ] || fail "$p asks for $(echo $ssl)"
+done
+relations twinwire-transport-tls Depends | grep -qE '^libssl3( |$)' ||
+    fail "twinwire-transport-tls does not Depend on libssl3: $(echo $(relations twinwire-transport-tls Depends))"
 
 # libtwinwire1 holds libtwinwire.so.1* and its documentation alone.
 lib_deb=$(deb libtwinwire1)
