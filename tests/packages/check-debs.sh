@@ -90,6 +90,7 @@ for f in "$out"/*.deb; do
 done
 relations twinwire-transport-tls Depends | grep -qE '^libssl3( |$)' ||
     fail "twinwire-transport-tls does not Depend on libssl3: $(echo $(relations twinwire-transport-tls Depends))"
+[ $failed = 0 ] && echo "ok: only twinwire-transport-tls asks for libssl, and it Depends on libssl3"
 
 # libtwinwire1 holds libtwinwire.so.1* and its documentation alone.
 lib_deb=$(deb libtwinwire1)
