@@ -5,7 +5,9 @@
 # certificates made for this run (make-certs.sh).  TAP output.
 #  - openssl s_client completes a handshake (TLS 1.3 and 1.2) and gets
 #    replies; a second connection resumes the session; redis-cli --tls works,
-#    with a client certificate under mutual TLS; the same over a Unix socket
+#    with a client certificate under mutual TLS; the same over a Unix socket;
+#    redis-benchmark --tls runs its default test list; redis-py with
+#    ssl=True verifies the certificate and gets its replies
 #  - a plaintext client, an unknown CA, an expired certificate, a host name
 #    that does not match, a client without (or with a stranger's)
 #    certificate: each fails with one log line that says why, OpenSSL's
@@ -104,6 +106,32 @@ talk "$WORK/s12" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem" -verify_return_error -tl
 check "openssl s_client -tls1_2 completes a TLS 1.2 handshake and gets +PONG" "$WORK/s12" 'Protocol *: TLSv1\.2' "$log"
 out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" SET tls-key works 2>&1; timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" GET tls-key 2>&1)
 if [ "$out" = "$(printf 'OK\nworks')" ]; then ok "redis-cli --tls --cacert sets and gets a key"; else not_ok "redis-cli --tls --cacert sets and gets a key: '$out'" "$log"; fi
+# redis-benchmark --tls: its default test list (no -t), every test answered.
+if command -v redis-benchmark >/dev/null; then
+    timeout 300 redis-benchmark -p "$port" --tls --cacert "$C/ca.pem" -n 2000 -c 10 -q >"$WORK/bench" 2>&1
+    st=$? tests=$(grep -c 'requests per second' "$WORK/bench")
+    if [ $st = 0 ] && [ "$tests" -ge 19 ] && ! grep -Eqi 'error|warning' "$WORK/bench"; then
+        ok "redis-benchmark --tls runs its default test list ($tests tests) with no error"
+    else
+        not_ok "redis-benchmark --tls runs its default test list: status $st, $tests tests" "$WORK/bench" "$log"
+    fi
+else
+    ok "# SKIP redis-benchmark --tls: no redis-benchmark (apt-get install redis-tools)"
+fi
+# redis-py with ssl=True, verifying the certificate and the address it names
+# (Debian's python3-redis, hence Debian's python3).
+if /usr/bin/python3 -c 'import redis' 2>/dev/null; then
+    timeout 60 /usr/bin/python3 - "$port" "$C/ca.pem" >"$WORK/redis-py" 2>&1 <<'PY'
+import sys, redis
+r = redis.Redis(host="127.0.0.1", port=int(sys.argv[1]), ssl=True, ssl_ca_certs=sys.argv[2],
+                ssl_cert_reqs="required", ssl_check_hostname=True)
+r.set("py-key", "over tls")
+print(r.get("py-key").decode(), r.incr("py-counter"), r.connection_pool.get_connection("PING").__class__.__name__)
+PY
+    check "redis-py with ssl=True and verification sets, gets and counts over tls" "$WORK/redis-py" '^over tls 1 SSLConnection$' "$log"
+else
+    ok "# SKIP redis-py: no python3-redis"
+fi
 
 # Unix stream sockets: tls over the TCP transport's unix: addresses.
 sock=$WORK/kvd.sock
