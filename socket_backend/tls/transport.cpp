@@ -4,6 +4,7 @@
 // totals and private ctrl operations.
 #include "tls.hpp"
 
+#include <inner_describe.hpp>
 #include <twinwire/tls.h>
 
 #include <openssl/crypto.h>
@@ -146,19 +147,7 @@ extern "C" int tls_describe(tw_transport *t, char *buf, size_t len)
                        " not_tls=" + std::to_string(n.not_tls) + " timed_out=" + std::to_string(n.timed_out) +
                        " refused_busy=" + std::to_string(n.refused_busy) +
                        " in_flight=" + std::to_string(t->handshakes_in_flight.load()) + "\n";
-    char inner[4096];
-    int got = t->inner->describe(t->inner_t, inner, sizeof inner);
-    if (got > 0) {
-        std::string lines(inner, std::min<size_t>(static_cast<size_t>(got), sizeof inner - 1));
-        size_t at = 0;
-        while (at < lines.size()) {
-            size_t nl = lines.find('\n', at);
-            std::string line = lines.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-            if (!line.empty()) text += "inner." + line + "\n";
-            if (nl == std::string::npos) break;
-            at = nl + 1;
-        }
-    }
+    text += twinwire::stacking::inner_description(t->inner, t->inner_t);
     return snprintf(buf, len, "%s", text.c_str());
 }
 

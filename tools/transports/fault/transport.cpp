@@ -3,6 +3,8 @@
 // host's transport_ops service), its loops, totals and private ctrl ops.
 #include "fault.hpp"
 
+#include <inner_describe.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -101,19 +103,7 @@ extern "C" int fault_describe(tw_transport *t, char *buf, size_t len)
     for (int i = 0; i < fault::kCountN; ++i)
         text += std::string(" ") + names[i] + "=" + std::to_string(t->totals[i].load());
     text += "\n";
-    char inner[4096];
-    int n = t->inner->describe(t->inner_t, inner, sizeof inner);
-    if (n > 0) {
-        std::string lines(inner, std::min<size_t>(static_cast<size_t>(n), sizeof inner - 1));
-        size_t at = 0;
-        while (at < lines.size()) {
-            size_t nl = lines.find('\n', at);
-            std::string line = lines.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-            if (!line.empty()) text += "inner." + line + "\n";
-            if (nl == std::string::npos) break;
-            at = nl + 1;
-        }
-    }
+    text += twinwire::stacking::inner_description(t->inner, t->inner_t);
     return snprintf(buf, len, "%s", text.c_str());
 }
 
