@@ -19,7 +19,8 @@
 # priority, while the main build's suites run (log: $BUILD_DIR/extra-builds.log),
 # each only what its tests need; their tests run after the main suites.
 #   asan  $BUILD_DIR-asan: clang, ASan+UBSan, -O0, no RDMA; suites unit,
-#         conformance-tcp, conformance-pair, conformance-fault, kvd, bench
+#         conformance-tcp, conformance-pair, conformance-fault,
+#         conformance-tls, kvd, bench
 #   tsan  $BUILD_DIR-tsan: gcc, TSan, no RDMA; the same suites
 #   fuzz  $BUILD_DIR-fuzz: clang, -Dfuzzing=true, ASan+UBSan; the fuzz
 #         targets, each runs TW_FUZZ_SECONDS (default 20)
@@ -36,7 +37,7 @@ build=${BUILD_DIR:-build}
 log=$build/meson-logs/testlog.json
 timings=()
 extra_builds=${TW_EXTRA_BUILDS-asan tsan fuzz abi2}
-host_suites=(unit conformance-tcp conformance-pair conformance-fault kvd bench)
+host_suites=(unit conformance-tcp conformance-pair conformance-fault conformance-tls kvd bench)
 extra_logs=()
 broken=() # "build-dir: what failed", each one failure in the summary
 

@@ -71,8 +71,11 @@ extern "C" int tls_accept(tw_listener *l, tw_transport_loop *target, tw_conn **o
     }
     // Tasks posted to a loop run in order: the inner transport's accept
     // tasks, this one, then the host's set_callback.  So the handshake
-    // starts without waiting for the host, as a TCP connection would.
-    if (t->host->run_in_loop(target->loop, tls::start_accepted, c) == 0) c->flags |= tls::kStartPending;
+    // starts without waiting for the host, as a TCP connection would.  The
+    // flag is set first: on another loop's thread the task may run (and
+    // clear it) before run_in_loop returns, and c is not touched after.
+    c->flags |= tls::kStartPending;
+    if (t->host->run_in_loop(target->loop, tls::start_accepted, c) != 0) c->flags &= ~tls::kStartPending;
     *out = c;
     return 0;
 }
