@@ -193,7 +193,7 @@ uint32_t own_events(tw_conn *c)
     if (c->phase == Phase::Failed) return has(c, kWasUp) ? ev | (c->want & (TW_EV_READ | TW_EV_WRITE)) : ev;
     if (c->phase != Phase::Up) return ev;
     if ((c->want & TW_EV_READ) && (has(c, kRxMaybe) || SSL_pending(c->ssl) > 0)) ev |= TW_EV_READ;
-    if ((c->want & TW_EV_WRITE) && (has(c, kShutWr) || tx_held(c) < kTxLimit)) ev |= TW_EV_WRITE;
+    if ((c->want & TW_EV_WRITE) && (has(c, kShutWr) || out_held(c) < kTxLimit)) ev |= TW_EV_WRITE;
     return ev;
 }
 
@@ -220,6 +220,8 @@ void free_conn(tw_conn *c)
     a.erase(std::remove(a.begin(), a.end(), c), a.end());
     auto &l = c->tl->lingering;
     l.erase(std::remove(l.begin(), l.end(), c), l.end());
+    auto &st = c->tl->staging;
+    st.erase(std::remove(st.begin(), st.end(), c), st.end());
     SSL_free(c->ssl); // and both BIOs
     c->t->totals.open--;
     delete c;
@@ -325,6 +327,7 @@ extern "C" void tls_close(tw_conn *c)
     auto &a = c->tl->active;
     a.erase(std::remove(a.begin(), a.end(), c), a.end());
     c->flags &= ~kInActive;
+    seal_staged(c); // accepted writes go out before close_notify
     if (c->phase == Phase::Up && c->inner && !c->inner_error) {
         if (!has(c, kShutWr)) {
             ERR_clear_error();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Records: ciphertext moves between the inner connection and two memory
 // BIOs, bounded each way (kRxLimit, kTxLimit); OpenSSL turns it into the
-// plaintext the host reads and writes.
+// plaintext the host reads and writes.  Small writes that follow another in
+// the same loop turn are staged and sealed together, in records of 16 KiB.
 #include "tls.hpp"
 
 #include <twinwire/errors.h>
@@ -95,6 +96,34 @@ void inner_set(tw_conn *c)
     }
 }
 
+int seal_staged(tw_conn *c)
+{
+    if (!has(c, kStaged)) return 0;
+    c->flags &= ~kStaged; // its entry in the loop's list is skipped or erased
+    std::string text;
+    text.swap(c->staged);
+    if (c->phase != Phase::Up || has(c, kSslDead)) return c->failure.code; // failed meanwhile: nothing to send
+    ERR_clear_error();
+    int r = SSL_write(c->ssl, text.data(), static_cast<int>(text.size()));
+    if (r <= 0) {
+        fail_from_ssl(c, SSL_get_error(c->ssl, r), "session");
+        return c->failure.code;
+    }
+    flush(c);
+    if (c->inner) inner_set(c);
+    text.clear();
+    if (c->staged.capacity() == 0) c->staged.swap(text); // keep the buffer for the next turn
+    return 0;
+}
+
+void seal_all_staged(tw_transport_loop *tl)
+{
+    std::vector<tw_conn *> batch;
+    batch.swap(tl->staging);
+    // A failure makes a connection active; none is freed here.
+    for (tw_conn *c : batch) seal_staged(c);
+}
+
 } // namespace tls
 
 using namespace tls;
@@ -148,7 +177,7 @@ extern "C" ssize_t tls_write(tw_conn *c, const void *buf, size_t len)
     if (c->phase != Phase::Up) return -EAGAIN;
     if (has(c, kShutWr)) return -EPIPE;
     if (c->inner_error) return c->inner_error;
-    size_t held = tx_held(c);
+    size_t held = out_held(c);
     if (held >= kTxLimit) {
         c->counters.would_block++;
         inner_set(c);
@@ -159,6 +188,25 @@ extern "C" ssize_t tls_write(tw_conn *c, const void *buf, size_t len)
     // the bound is ours, on what waits for the inner connection.
     size_t n = std::min(len, kTxLimit - held);
     if (n < len) c->counters.would_block++;
+    // The first write of a loop turn goes out at once (a request, a reply);
+    // small ones that follow it in the same turn wait to share a record.
+    bool follows = c->written_turn == c->tl->turn;
+    c->written_turn = c->tl->turn;
+    if (follows && n < kStageBelow) {
+        if (c->staged.size() + n > kStageMax) {
+            if (int rc = seal_staged(c); rc < 0) return rc;
+        }
+        c->staged.append(static_cast<const char *>(buf), n);
+        if (!has(c, kStaged)) {
+            c->flags |= kStaged;
+            c->tl->staging.push_back(c);
+        }
+        c->counters.writes++;
+        c->counters.bytes_sent += n;
+        return static_cast<ssize_t>(n);
+    }
+    // In stream order: what was staged goes first.
+    if (int rc = seal_staged(c); rc < 0) return rc;
     ERR_clear_error();
     int r = SSL_write(c->ssl, buf, static_cast<int>(n));
     if (r <= 0) {
@@ -188,6 +236,7 @@ extern "C" int tls_shutdown(tw_conn *c, int how)
     if (c->phase == Phase::Failed) return c->failure.code;
     if (c->phase != Phase::Up || !c->inner) return -ENOTCONN;
     if ((how == SHUT_WR || how == SHUT_RDWR) && !has(c, kShutWr)) {
+        if (int rc = seal_staged(c); rc < 0) return rc;
         c->flags |= kShutWr | kShutWrInner;
         ERR_clear_error();
         SSL_shutdown(c->ssl); // queues close_notify; reading goes on

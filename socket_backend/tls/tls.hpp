@@ -66,6 +66,12 @@ struct tw_transport_loop {
     std::vector<tw_conn *> active;
     /// Closed by the host with records still to send: flushed, then closed.
     std::vector<tw_conn *> lingering;
+    /// Connections holding small writes of this loop turn (tw_conn::staged),
+    /// sealed into records before the loop waits.
+    std::vector<tw_conn *> staging;
+    /// Counts the loop's turns (tls_has_pending runs in each): tells a
+    /// connection's first write of a turn from those that follow it.
+    uint64_t turn = 0;
 };
 
 struct tw_listener {
@@ -102,7 +108,8 @@ enum Flag : uint32_t {
     kWasUp = 1u << 12,        ///< TW_EV_CONNECTED was owed: READ and WRITE may follow
     kInnerHooked = 1u << 13,  ///< the inner connection calls us back
     kStartPending = 1u << 14, ///< start_accepted is posted to the connection's loop
-    kClosedEarly = 1u << 15   ///< closed before start_accepted ran, which frees it
+    kClosedEarly = 1u << 15,  ///< closed before start_accepted ran, which frees it
+    kStaged = 1u << 16        ///< holds staged plaintext, and is in its loop's staging list
 };
 
 struct Failure {
@@ -144,6 +151,10 @@ struct tw_conn {
     std::string peer;        ///< "127.0.0.1:40312", for messages
     std::string session_key; ///< client: where a resumable session is kept
     tls::Counters counters;
+    /// Small writes not sealed yet: a record each would cost a seal, an open
+    /// and a send per write, so they wait for the end of the loop's turn.
+    std::string staged;
+    uint64_t written_turn = ~0ull; ///< tw_transport_loop::turn of the last write
 };
 
 namespace tls {
@@ -151,10 +162,15 @@ namespace tls {
 constexpr size_t kRxLimit = 256 * 1024; ///< ciphertext held for OpenSSL before the inner connection is paused
 constexpr size_t kTxLimit = 256 * 1024; ///< ciphertext held for the inner connection before write says -EAGAIN
 constexpr size_t kChunk = 64 * 1024;
+constexpr size_t kStageBelow = 4096;    ///< writes shorter than this may be staged (tw_conn::staged)
+constexpr size_t kStageMax = 16 * 1024; ///< staged bytes sealed at once: one full TLS record
 
 inline const tw_host *host_of(const tw_conn *c) { return c->t->host; }
 inline size_t rx_held(const tw_conn *c) { return BIO_ctrl_pending(c->rbio); }
 inline size_t tx_held(const tw_conn *c) { return BIO_ctrl_pending(c->wbio); }
+/// What the bound on output counts: records not taken by the inner
+/// connection yet, and plaintext staged for the next one.
+inline size_t out_held(const tw_conn *c) { return tx_held(c) + c->staged.size(); }
 inline const tw_transport_ops &inner_ops(const tw_conn *c) { return *c->t->inner; }
 inline bool has(const tw_conn *c, uint32_t flag) { return (c->flags & flag) != 0; }
 
@@ -194,5 +210,10 @@ void pull(tw_conn *c);
 void flush(tw_conn *c);
 /// Ask the inner connection for what we need from it now.
 void inner_set(tw_conn *c);
+/// Seal the staged writes into a record and send it (or drop them once the
+/// connection failed); 0, or the failure's code.
+int seal_staged(tw_conn *c);
+/// seal_staged for every connection of the loop that holds staged writes.
+void seal_all_staged(tw_transport_loop *tl);
 
 } // namespace tls

@@ -182,7 +182,8 @@ extern "C" void tls_loop_detach(tw_transport_loop *tl)
 
 extern "C" int tls_has_pending(tw_transport_loop *tl)
 {
-    if (tl->t->inner->has_pending_data(tl->inner) > 0) return 1;
+    tl->turn++;
+    if (tl->t->inner->has_pending_data(tl->inner) > 0 || !tl->staging.empty()) return 1;
     // Connections with nothing to say leave the list here.
     auto &a = tl->active;
     for (size_t i = 0; i < a.size();) {
@@ -197,6 +198,7 @@ extern "C" int tls_has_pending(tw_transport_loop *tl)
 extern "C" int tls_process_pending(tw_transport_loop *tl)
 {
     int n = 0;
+    tls::seal_all_staged(tl); // this turn's small writes, a record per connection
     if (tl->t->inner->has_pending_data(tl->inner) > 0) {
         int rc = tl->t->inner->process_pending_data(tl->inner);
         if (rc > 0) n += rc;
