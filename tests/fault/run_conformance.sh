@@ -6,18 +6,9 @@
 set -u
 runner=$1 inner=$2 profile=$3
 shift 3
-if [ "$inner" != tcp ]; then
-    found=
-    oldifs=$IFS IFS=:
-    for dir in ${TWINWIRE_PLUGIN_PATH:-}; do
-        [ -f "$dir/twinwire-$inner-abi1.so" ] && found=$dir/twinwire-$inner-abi1.so
-    done
-    IFS=$oldifs
-    if [ -z "$found" ]; then
-        echo "SKIP: the $inner plugin (twinwire-$inner-abi1.so) is not on TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-}"
-        exit 77
-    fi
-fi
+# shellcheck source=tests/require-plugin.sh
+. "$(dirname "$0")/../require-plugin.sh"
+require_plugin "$inner"
 # A fixed seed: a failure here is repeated with the same command.
 # shellcheck disable=SC2086 # FAULT_RUNNER_OPTIONS is a list of words
 exec "$runner" ${FAULT_RUNNER_OPTIONS:-} --wait-ms 30000 --set fault.inner="$inner" --set fault.profile="$profile" --set fault.seed=1 \

@@ -9,18 +9,9 @@
 set -u
 runner=$1 make_certs=$2 inner=$3 mode=$4
 shift 4
-if [ "$inner" != tcp ]; then
-    found=
-    oldifs=$IFS IFS=:
-    for dir in ${TWINWIRE_PLUGIN_PATH:-}; do
-        [ -f "$dir/twinwire-$inner-abi1.so" ] && found=$dir/twinwire-$inner-abi1.so
-    done
-    IFS=$oldifs
-    if [ -z "$found" ]; then
-        echo "SKIP: the $inner plugin (twinwire-$inner-abi1.so) is not on TWINWIRE_PLUGIN_PATH=${TWINWIRE_PLUGIN_PATH:-}"
-        exit 77
-    fi
-fi
+# shellcheck source=tests/require-plugin.sh
+. "$(dirname "$0")/../require-plugin.sh"
+require_plugin "$inner"
 if ! command -v openssl >/dev/null; then
     echo "SKIP: openssl (Debian's openssl package) is not installed: no certificates can be made"
     exit 77
