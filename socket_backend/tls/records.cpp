@@ -224,11 +224,11 @@ extern "C" ssize_t tls_writev(tw_conn *c, const struct iovec *iov, int iovcnt)
 {
     if (iovcnt == 1) return tls_write(c, iov[0].iov_base, iov[0].iov_len);
     // One SSL_write for the lot: small pieces would each become a record.
-    thread_local std::string staged;
-    staged.clear();
-    for (int i = 0; i < iovcnt && staged.size() < kTxLimit; ++i)
-        staged.append(static_cast<const char *>(iov[i].iov_base), std::min(iov[i].iov_len, kTxLimit - staged.size()));
-    return tls_write(c, staged.data(), staged.size());
+    std::string &gather = c->tl->gather;
+    gather.clear();
+    for (int i = 0; i < iovcnt && gather.size() < kTxLimit; ++i)
+        gather.append(static_cast<const char *>(iov[i].iov_base), std::min(iov[i].iov_len, kTxLimit - gather.size()));
+    return tls_write(c, gather.data(), gather.size());
 }
 
 extern "C" int tls_shutdown(tw_conn *c, int how)

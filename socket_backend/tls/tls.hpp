@@ -72,6 +72,10 @@ struct tw_transport_loop {
     /// Counts the loop's turns (tls_has_pending runs in each): tells a
     /// connection's first write of a turn from those that follow it.
     uint64_t turn = 0;
+    /// tls_writev gathers its pieces here for one SSL_write.  A member, not a
+    /// thread_local: LeakSanitizer (gcc 12) crashed at exit scanning the
+    /// dynamic TLS of a dlopen'd plugin.
+    std::string gather;
 };
 
 struct tw_listener {
