@@ -62,9 +62,9 @@ void arm_deadline(tw_conn *c, uint64_t delay_ns)
 
 // The ciphertext of an accepted connection's first flight, plus the settings
 // both ends share: a new SSL with its two memory BIOs.
-int make_ssl(tw_conn *c, SSL_CTX *ctx)
+int make_ssl(tw_conn *c, bool server)
 {
-    c->ssl = SSL_new(ctx);
+    c->ssl = c->t->credentials.new_ssl(server);
     c->rbio = BIO_new(BIO_s_mem());
     c->wbio = BIO_new(BIO_s_mem());
     if (!c->ssl || !c->rbio || !c->wbio) {
@@ -150,7 +150,7 @@ tw_conn *new_conn(tw_transport *t, tw_transport_loop *tl, bool server)
     c->t = t;
     c->tl = tl;
     if (server) c->flags |= kServer;
-    if (make_ssl(c, server ? t->ctx.server : t->ctx.client) < 0) {
+    if (make_ssl(c, server) < 0) {
         SSL_free(c->ssl);
         delete c;
         return nullptr;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The SSL_CTXs: certificates, trust, verification, protocols, ciphers and
-// session resumption, as the tls.* keys say.  Built once at init; OpenSSL
-// lets every loop thread share them.
+// session resumption, as the tls.* keys say.  Built at init and again by each
+// reload of the credentials; OpenSSL lets every loop thread share them.
 #include "tls.hpp"
 
 #include <twinwire/errors.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include <cerrno>
@@ -72,6 +73,15 @@ std::string expiry_of(X509 *cert)
     return out;
 }
 
+EVP_PKEY *read_private_key(const std::string &path)
+{
+    BIO *file = BIO_new_file(path.c_str(), "r");
+    if (!file) return nullptr;
+    EVP_PKEY *key = PEM_read_bio_PrivateKey(file, nullptr, no_passphrase, nullptr);
+    BIO_free(file);
+    return key;
+}
+
 int common_setup(SSL_CTX *ctx, const Settings &s, std::string *why)
 {
     SSL_CTX_set_min_proto_version(ctx, s.min_protocol);
@@ -85,12 +95,15 @@ int common_setup(SSL_CTX *ctx, const Settings &s, std::string *why)
     if (!s.cert_file.empty()) {
         if (SSL_CTX_use_certificate_chain_file(ctx, s.cert_file.c_str()) != 1)
             return bad(why, key_value("tls.cert_file", s.cert_file) + " is not a PEM certificate chain");
-        if (SSL_CTX_use_PrivateKey_file(ctx, s.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+        // Read apart from the certificate: "not a key" and "another
+        // certificate's key" are different mistakes.
+        EVP_PKEY *key = read_private_key(s.key_file);
+        if (!key)
             return bad(why, key_value("tls.key_file", s.key_file) +
-                                " is not the unencrypted PEM private key of tls.cert_file (a key with a passphrase "
-                                "cannot be used)");
-        if (SSL_CTX_check_private_key(ctx) != 1)
-            return bad(why, key_value("tls.key_file", s.key_file) + " does not belong to tls.cert_file");
+                                " is not an unencrypted PEM private key (a key with a passphrase cannot be used)");
+        bool matches = SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
+        EVP_PKEY_free(key);
+        if (!matches) return bad(why, key_value("tls.key_file", s.key_file) + " does not belong to tls.cert_file");
     }
     if (s.has_ca()) {
         if (SSL_CTX_load_verify_locations(ctx, s.ca_file.empty() ? nullptr : s.ca_file.c_str(),
@@ -103,15 +116,14 @@ int common_setup(SSL_CTX *ctx, const Settings &s, std::string *why)
     return 0;
 }
 
-int make_server(tw_transport *t, std::string *why)
+int make_server(const Settings &s, Contexts *out, std::string *why)
 {
-    const Settings &s = t->settings;
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx) {
         *why = "OpenSSL cannot make a context: " + drain_errors();
         return -ENOMEM;
     }
-    t->ctx.server = ctx;
+    out->server = ctx;
     if (int rc = common_setup(ctx, s, why); rc < 0) return rc;
     SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
     int mode = SSL_VERIFY_NONE;
@@ -137,20 +149,18 @@ int make_server(tw_transport *t, std::string *why)
         SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
         SSL_CTX_set_num_tickets(ctx, 0);
     }
-    X509 *cert = SSL_CTX_get0_certificate(ctx);
-    if (cert) t->certificate = subject_of(cert) + ", expires " + expiry_of(cert);
+    if (X509 *cert = SSL_CTX_get0_certificate(ctx)) out->certificate = subject_of(cert) + ", expires " + expiry_of(cert);
     return 0;
 }
 
-int make_client(tw_transport *t, std::string *why)
+int make_client(const Settings &s, Contexts *out, std::string *why)
 {
-    const Settings &s = t->settings;
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx) {
         *why = "OpenSSL cannot make a context: " + drain_errors();
         return -ENOMEM;
     }
-    t->ctx.client = ctx;
+    out->client = ctx;
     if (int rc = common_setup(ctx, s, why); rc < 0) return rc;
     SSL_CTX_set_verify(ctx, s.verify == Verify::Off ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, on_verify);
     if (s.session_resumption) {
@@ -196,19 +206,61 @@ SSL_SESSION *SessionStore::get(const std::string &peer)
     return it->second;
 }
 
-int make_contexts(tw_transport *t, std::string *why)
-{
-    ERR_clear_error();
-    if (!t->settings.cert_file.empty())
-        if (int rc = make_server(t, why); rc < 0) return rc;
-    return make_client(t, why);
-}
+Credentials::~Credentials() { free(current_); }
 
-void free_contexts(Contexts &ctx)
+void Credentials::free(Contexts &ctx)
 {
     SSL_CTX_free(ctx.server);
     SSL_CTX_free(ctx.client);
     ctx = Contexts{};
+}
+
+int Credentials::load(const Settings &s, std::string *why)
+{
+    ERR_clear_error();
+    Contexts fresh;
+    int rc = s.cert_file.empty() ? 0 : make_server(s, &fresh, why);
+    if (rc == 0) rc = make_client(s, &fresh, why);
+    if (rc < 0) {
+        free(fresh);
+        std::lock_guard<std::mutex> lock(mutex_);
+        failed_++;
+        last_failure_ = *why;
+        return rc;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    // SSL_new took its own reference: sessions of the old contexts live on.
+    std::swap(current_, fresh);
+    loads_++;
+    free(fresh);
+    return 0;
+}
+
+SSL *Credentials::new_ssl(bool server)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    SSL_CTX *ctx = server ? current_.server : current_.client;
+    return ctx ? SSL_new(ctx) : nullptr;
+}
+
+bool Credentials::can_serve() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_.server != nullptr;
+}
+
+std::string Credentials::certificate() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_.server ? current_.certificate : "none (client only)";
+}
+
+std::string Credentials::reloads() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string out = "reloads=" + std::to_string(loads_ ? loads_ - 1 : 0) + " failed=" + std::to_string(failed_);
+    if (!last_failure_.empty()) out += " (last: " + last_failure_ + ")";
+    return out;
 }
 
 void attach_conn(SSL *ssl, tw_conn *c) { SSL_set_ex_data(ssl, conn_index(), c); }

@@ -21,7 +21,7 @@ extern "C" int tls_listen(tw_transport_loop *tl, const struct tw_listen_params *
 {
     if (!params || params->size < TW_LISTEN_PARAMS_SIZE_V1 || !params->on_incoming) return -EINVAL;
     tw_transport *t = tl->t;
-    if (!t->ctx.server) {
+    if (!t->credentials.can_serve()) {
         t->host->log(t->host, TW_LOG_ERROR,
                      "TLS cannot listen: this end has no certificate (set tls.cert_file and tls.key_file)");
         return -EINVAL;

@@ -37,10 +37,35 @@ struct Totals {
     std::atomic<uint64_t> failed{0}, verify_failed{0}, not_tls{0}, timed_out{0}, refused_busy{0};
 };
 
-/// The two SSL_CTXs: one per role, built once from the settings.
+/// The two SSL_CTXs: one per role, built from the settings' files.
 struct Contexts {
     SSL_CTX *server = nullptr; ///< nullptr without tls.cert_file: this end cannot listen
     SSL_CTX *client = nullptr;
+    std::string certificate;   ///< "subject, expires ..." of tls.cert_file
+};
+
+/// The contexts new sessions are made from.  A reload builds a whole new pair
+/// and swaps it in while loop threads make sessions; sessions already made
+/// keep the contexts they hold a reference to.
+class Credentials {
+public:
+    ~Credentials();
+    /// Build both contexts from the files `s` names and use them from now on;
+    /// on failure (-TW_ECONFIG or -ENOMEM, and why) the current ones stay.
+    int load(const Settings &s, std::string *why);
+    /// A session of the current context for this role; nullptr when this end
+    /// has no server context (no tls.cert_file) or memory is short.
+    SSL *new_ssl(bool server);
+    bool can_serve() const;
+    std::string certificate() const; ///< for describe and the start-up line
+    std::string reloads() const;     ///< "reloads=N failed=M (last: why)"
+
+private:
+    static void free(Contexts &ctx);
+    mutable std::mutex mutex_;
+    Contexts current_;
+    uint64_t loads_ = 0, failed_ = 0;
+    std::string last_failure_;
 };
 
 } // namespace tls
@@ -50,8 +75,7 @@ struct tw_transport {
     const tw_transport_ops *inner;
     tw_transport *inner_t = nullptr;
     tls::Settings settings;
-    tls::Contexts ctx;
-    std::string certificate; ///< "subject, expires ..." of tls.cert_file, for describe
+    tls::Credentials credentials;
     tls::SessionStore sessions;
     std::atomic<uint64_t> handshakes_in_flight{0};
     tls::Totals totals;
@@ -179,9 +203,6 @@ inline const tw_transport_ops &inner_ops(const tw_conn *c) { return *c->t->inner
 inline bool has(const tw_conn *c, uint32_t flag) { return (c->flags & flag) != 0; }
 
 // context.cpp
-/// Build both contexts from the settings; -TW_ECONFIG (or -ENOMEM) and why.
-int make_contexts(tw_transport *t, std::string *why);
-void free_contexts(Contexts &ctx);
 /// The verify callback's index of the connection in SSL's ex_data.
 void attach_conn(SSL *ssl, tw_conn *c);
 /// OpenSSL's error queue as one line (and emptied): "certificate verify failed; ...".

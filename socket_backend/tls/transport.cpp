@@ -58,6 +58,31 @@ int transport_stats(tw_transport *t, void *data, size_t len)
     return 0;
 }
 
+// Our files again, then the inner transport's if it has any: a failure of
+// either is the answer, and ours is kept whichever fails.
+int reload_credentials(tw_transport *t, char *out, size_t len)
+{
+    if (!out || len == 0) return -EINVAL;
+    std::string why;
+    int rc = t->credentials.load(t->settings, &why);
+    if (rc < 0) {
+        set_why(out, len, why);
+        return rc;
+    }
+    std::string done = t->credentials.certificate();
+    if (t->inner->version >= 4) {
+        std::vector<char> inner_why(len, '\0');
+        int irc = t->inner->ctrl(t->inner_t, nullptr, nullptr, TW_CTRL_RELOAD_CREDENTIALS, inner_why.data(), len);
+        if (irc < 0 && irc != -EOPNOTSUPP) {
+            set_why(out, len, "tls.inner = " + t->settings.inner + ": " + inner_why.data());
+            return irc;
+        }
+        if (irc == 0 && inner_why[0]) done += "; inner: " + std::string(inner_why.data());
+    }
+    set_why(out, len, done);
+    return 0;
+}
+
 } // namespace
 
 extern "C" int tls_check_config(const tw_host *host, char *why, size_t why_len)
@@ -86,10 +111,9 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
     t->host = host;
     t->settings = s;
     std::string reason;
-    rc = tls::make_contexts(t, &reason);
+    rc = t->credentials.load(s, &reason);
     if (rc < 0) {
         set_why(why, why_len, reason);
-        tls::free_contexts(t->ctx);
         delete t;
         return rc;
     }
@@ -98,7 +122,6 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
     rc = host->transport_ops(host, s.inner.c_str(), &inner, inner_why, sizeof inner_why);
     if (rc < 0 || !inner) {
         set_why(why, why_len, "tls.inner = " + s.inner + ": " + inner_why);
-        tls::free_contexts(t->ctx);
         delete t;
         return rc < 0 ? rc : -ENOENT;
     }
@@ -108,12 +131,11 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
         std::string inner_reason = why ? why : "";
         set_why(why, why_len,
                 "tls.inner = " + s.inner + " refused: " + (inner_reason.empty() ? "init failed" : inner_reason));
-        tls::free_contexts(t->ctx);
         delete t;
         return rc < 0 ? rc : -EINVAL;
     }
     host->log(host, TW_LOG_INFO, "TLS over %s: %s, TLS %s and later, peer verification %s (server) / %s (client)",
-              s.inner.c_str(), t->ctx.server ? t->certificate.c_str() : "no certificate (client only)",
+              s.inner.c_str(), t->credentials.certificate().c_str(),
               s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2", s.verify_text(true), s.verify_text(false));
     *out = t;
     return 0;
@@ -123,7 +145,6 @@ extern "C" void tls_fini(tw_transport *t)
 {
     if (!t) return;
     if (t->inner_t) t->inner->fini(t->inner_t);
-    tls::free_contexts(t->ctx);
     delete t;
 }
 
@@ -137,7 +158,7 @@ extern "C" int tls_describe(tw_transport *t, char *buf, size_t len)
     const tls::Settings &s = t->settings;
     const tls::Totals &n = t->totals;
     std::string text = "inner: " + s.inner + "\nlibrary: " + OpenSSL_version(OPENSSL_VERSION) +
-                       "\ncertificate: " + (t->ctx.server ? t->certificate : "none (client only)") +
+                       "\ncertificate: " + t->credentials.certificate() + "\ncredentials: " + t->credentials.reloads() +
                        "\nmin_protocol: " + (s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2") +
                        "\nverify: " + s.verify_text(true) + " (server), " + s.verify_text(false) + " (client)" +
                        "\nsession_resumption: " + (s.session_resumption ? "yes" : "no") +
@@ -222,6 +243,7 @@ extern "C" int tls_ctrl(tw_transport *t, tw_conn *c, const char *ns, uint32_t op
         return -EOPNOTSUPP;
     }
     if (!ns && op == TW_CTRL_GET_TRANSPORT_STATS && !c) return transport_stats(t, data, len);
+    if (!ns && op == TW_CTRL_RELOAD_CREDENTIALS && !c) return reload_credentials(t, static_cast<char *>(data), len);
     // Everything else is the inner transport's (the fd, Nagle, its own namespace).
     if (c && !c->inner) return -ENOTCONN;
     return t->inner->ctrl(t->inner_t, c ? c->inner : nullptr, ns, op, data, len);

@@ -295,7 +295,11 @@ check "a key file given as tls.cert_file stops start-up, naming the key and the 
 out=$(timeout 30 "$KVD" --port 0 --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/client.key" 2>&1)
 printf '%s\n' "$out" >"$WORK/wrong-key"
 check "a key that is not the certificate's stops start-up, naming the key" "$WORK/wrong-key" \
-    "tls.key_file = '$C/client.key' is not the unencrypted PEM private key of tls.cert_file"
+    "tls.key_file = '$C/client.key' does not belong to tls.cert_file"
+out=$(timeout 30 "$KVD" --port 0 --transport tls --set tls.cert_file="$C/server.pem" --set tls.key_file="$C/server.pem" 2>&1)
+printf '%s\n' "$out" >"$WORK/not-key"
+check "a file that holds no private key, given as tls.key_file, stops start-up, naming the key" "$WORK/not-key" \
+    "tls.key_file = '$C/server.pem' is not an unencrypted PEM private key"
 
 echo "1..$n"
 exit $failed

@@ -5,6 +5,8 @@
 # DIR/server.pem, server.key        localhost and 127.0.0.1, serverAuth and
 #                                   clientAuth (one process plays both ends
 #                                   under mutual TLS in the conformance kit)
+# DIR/renewed.pem, renewed.key      as server.pem, another key and CN=renewed
+#                                   (what a reload puts in its place)
 # DIR/client.pem, client.key        a client certificate from the same CA
 # DIR/expired.pem, expired.key      from the same CA, expired in 2021
 # DIR/rogue-ca.pem, rogue.pem, rogue.key   another CA, and a certificate for
@@ -61,6 +63,7 @@ server_ext='subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1
 extendedKeyUsage=serverAuth,clientAuth'
 ca ca "/CN=twinwire test CA"
 leaf server "/CN=localhost" ca "$server_ext"
+leaf renewed "/CN=renewed" ca "$server_ext"
 leaf client "/CN=twinwire test client" ca 'extendedKeyUsage=clientAuth'
 leaf expired "/CN=expired" ca "$server_ext" -startdate 20200101000000Z -enddate 20210101000000Z
 ca rogue-ca "/CN=rogue CA"

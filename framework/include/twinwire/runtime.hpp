@@ -83,6 +83,15 @@ using ConnectHandler = std::function<void(const ConnectionPtr &, const ConnectEr
  * that constructed the runtime; loops 1..threads-1 run on worker threads
  * from start() on.
  */
+/// What Runtime::reload_credentials did in one transport.
+struct TW_API CredentialsReload {
+    std::string transport; ///< "tls"
+    bool ok = false;
+    /// What the transport uses now ("CN=example.org, expires ..."), or why
+    /// it kept what it had (the key, the file, OpenSSL's reason).
+    std::string message;
+};
+
 class TW_API Runtime {
 public:
     explicit Runtime(Config config);
@@ -135,6 +144,16 @@ public:
     void stop_on_signals(const std::vector<int> &signals);
     /// Run `handler` on loop 0 when `signal` arrives (SIGHUP: reopen logs).
     void on_signal(int signal, std::function<void()> handler);
+
+    /// Read the certificates, keys and CAs again from the files the
+    /// configuration names (tls.cert_file, tls.key_file, tls.ca_file,
+    /// tls.ca_dir), in every loaded transport that has credentials.  Open
+    /// connections keep their sessions; handshakes that start afterwards use
+    /// the new files.  A transport whose files fail to load keeps its old
+    /// credentials.  One log line per transport (info, or error with the
+    /// reason); transports without credentials are left out of the result.
+    /// Any thread, after start().
+    std::vector<CredentialsReload> reload_credentials();
 
     /// Live connections on all loops (approximate while loops run).
     size_t connection_count() const;

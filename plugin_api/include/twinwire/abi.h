@@ -7,7 +7,7 @@
  * Two version numbers, distinct: the plugin ABI's, TW_ABI_MAJOR.TW_ABI_MINOR
  * below, and the project's release (meson.build's project(), which
  * `twinwire-info --version` and the pkg-config files show).  twinwire 1.0.0
- * ships plugin ABI 1.3.  Whatever was added after ABI 1.0 says
+ * shipped plugin ABI 1.3; 1.1.0 ships 1.4.  Whatever was added after ABI 1.0 says
  * "since ABI 1.N" in its doc comment (a type added whole says it once, for
  * all its members or values).
  *
@@ -61,8 +61,9 @@
 #endif
 /* 1.1: tw_host.vlog appended.  1.2: tw_host.transport_ops appended.
  * 1.3: one-sided remote memory: TW_CAP_RMA, tw_transport_ops.rma_*,
- * struct tw_rma_request, TW_EREMOTEACCESS. */
-#define TW_ABI_MINOR 3
+ * struct tw_rma_request, TW_EREMOTEACCESS.
+ * 1.4: the shared ctrl op TW_CTRL_RELOAD_CREDENTIALS. */
+#define TW_ABI_MINOR 4
 
 #define TW_STRINGIFY_(x) #x
 #define TW_STRINGIFY(x)  TW_STRINGIFY_(x)

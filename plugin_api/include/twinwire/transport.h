@@ -343,7 +343,16 @@ struct tw_transport_stats {
 enum tw_ctrl_op {
     TW_CTRL_GET_FD = 1,             /**< data: int *; the socket fd, or -ENOTSUP */
     TW_CTRL_SET_NODELAY = 2,        /**< data: const int *; disable Nagle-style batching */
-    TW_CTRL_GET_TRANSPORT_STATS = 3 /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
+    TW_CTRL_GET_TRANSPORT_STATS = 3, /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
+    /** Read the credentials (certificate, key, CA) again from the files the
+     *  configuration names.  conn NULL; data: char[len] for a one-line
+     *  reason.  Called from any thread while loops run.  Connections already
+     *  open keep what they have; handshakes that start after a 0 return use
+     *  the new files.  On failure nothing changes: the old credentials stay
+     *  and the reason (the key, the file, the library's words) is written to
+     *  data.  -EOPNOTSUPP from a transport with no credentials.  A stacked
+     *  transport also passes it to its inner transport.  Since ABI 1.4. */
+    TW_CTRL_RELOAD_CREDENTIALS = 4
 };
 
 /** What a plugin puts in tw_transport_ops.version: its TW_ABI_MINOR. */
