@@ -14,6 +14,8 @@
 #    reason and the certificate's subject included
 #  - a handshake that never completes is cut off at tls.handshake_timeout_ms,
 #    and past tls.max_handshakes in flight a new one is refused at once
+#  - SIGHUP reloads the certificate: new connections get the new one, an open
+#    session goes on; a broken file keeps the old one and says why
 #  - every mistake in the tls.* keys is refused by --check-config with the
 #    key, the value and the reason, also when tls is not the transport
 #
@@ -254,6 +256,53 @@ exec 3<&- 4<&- 5<&- 6<&- 7<&-
 wait_for "$log" 'closed the connection during the handshake.*\n?' 20
 talk "$WORK/after-busy" 'PING\r\n' '+PONG' -CAfile "$C/ca.pem"
 check "... and once those close, a client gets through" "$WORK/after-busy" '\+PONG' "$log"
+
+# --- certificates reloaded on SIGHUP -------------------------------------------
+L=$WORK/live
+mkdir -p "$L"
+cp "$C/server.pem" "$L/cert.pem"
+cp "$C/server.key" "$L/cert.key"
+start_kvd reload --set tls.cert_file="$L/cert.pem" --set tls.key_file="$L/cert.key"
+kvd_pid=${pids[-1]}
+# served_subject OUT: the subject of the certificate a new connection gets.
+served_subject() {
+    timeout 20 openssl s_client -connect "127.0.0.1:$port" -CAfile "$C/ca.pem" </dev/null 2>/dev/null |
+        openssl x509 -noout -subject >"$1" 2>&1
+}
+# A session that stays open across the reloads, fed through a fifo.
+mkfifo "$WORK/held.in"
+timeout 120 openssl s_client -connect "127.0.0.1:$port" -CAfile "$C/ca.pem" -no_ign_eof -nocommands \
+    <"$WORK/held.in" >"$WORK/held.out" 2>&1 &
+pids+=($!)
+exec 7>"$WORK/held.in"
+printf 'ECHO before-reload\r\n' >&7
+wait_for "$WORK/held.out" 'before-reload'
+cp "$C/renewed.pem" "$L/cert.pem"
+cp "$C/renewed.key" "$L/cert.key"
+kill -HUP "$kvd_pid"
+wait_for "$log" 'credentials reloaded'
+check "SIGHUP reads the certificate files again: one log line names the new certificate" "$log" \
+    'INFO \[credentials\] tls: credentials reloaded: CN=renewed, expires '
+served_subject "$WORK/subject-renewed"
+check "... a new connection gets the renewed certificate (openssl s_client | openssl x509 -subject)" \
+    "$WORK/subject-renewed" '^subject=CN ?= ?renewed$' "$log"
+printf 'ECHO after-reload\r\n' >&7
+wait_for "$WORK/held.out" 'after-reload'
+check "... and a session opened before the reload goes on answering" "$WORK/held.out" 'after-reload' "$log"
+check "... with the certificate it began with" "$WORK/held.out" 'subject=CN ?= ?localhost'
+out=$(timeout 20 redis-cli -p "$port" --tls --cacert "$C/ca.pem" PING 2>&1)
+if [ "$out" = PONG ]; then ok "... redis-cli --tls connects after the reload"; else not_ok "... redis-cli --tls after the reload: '$out'" "$log"; fi
+echo 'not a certificate' >"$L/cert.pem"
+kill -HUP "$kvd_pid"
+wait_for "$log" 'credentials not reloaded'
+check "SIGHUP with a broken certificate file keeps the old certificate, naming the file and OpenSSL's reason" "$log" \
+    "ERROR \[credentials\] tls: credentials not reloaded, the old ones stay: tls.cert_file = '$L/cert.pem' is not a PEM certificate chain: no start line"
+served_subject "$WORK/subject-kept"
+check "... and new connections still get the renewed certificate" "$WORK/subject-kept" '^subject=CN ?= ?renewed$' "$log"
+printf 'ECHO after-failed-reload\r\n' >&7
+wait_for "$WORK/held.out" 'after-failed-reload'
+check "... and the open session still answers" "$WORK/held.out" 'after-failed-reload' "$log"
+exec 7>&-
 
 # --- tls.* keys, checked without init -----------------------------------------
 cfg() { # cfg EXPECTED-STATUS TEXT KEY=VALUE...

@@ -145,8 +145,9 @@ std::string usage_text(const twinwire::Config &config)
     std::string text = "Precedence: defaults < config file < TWINWIRE_<KEY> environment variables\n"
                        "(TWINWIRE_TRANSPORT=tcp, TWINWIRE_KVD_MAXCLIENTS=100) < command line (--set and the options\n"
                        "above in order: the last one wins).\n"
-                       "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file.\n"
-                       "SIGALRM, SIGPIPE: ignored.  SIGUSR1, SIGUSR2: end the process (as redis-server).\n"
+                       "SIGTERM or SIGINT: let clients flush, then exit 0.  SIGHUP: reopen the log file and read the\n"
+                       "TLS certificate, key and CA files again.  SIGALRM, SIGPIPE: ignored.  SIGUSR1, SIGUSR2: end\n"
+                       "the process (as redis-server).\n"
                        "\n"
                        "Configuration keys (default):\n";
     for (const twinwire::ConfigKey &k : config.schema()) {

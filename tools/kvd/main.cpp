@@ -62,15 +62,17 @@ int serve(twinwire::Config config, kvd::Settings settings, const std::string &co
     kvd::Server server(runtime, settings, keyspace, config_file);
     server.start();
     runtime.stop_on_signals({SIGTERM, SIGINT});
-    runtime.on_signal(SIGHUP, [log_file = runtime.config().log_file()] {
+    // SIGHUP: what logrotate and certificate renewal (certbot's deploy hook) send.
+    runtime.on_signal(SIGHUP, [&runtime, log_file = runtime.config().log_file()] {
         if (log_file.empty()) {
             TW_INFO("kvd", "SIGHUP: the log goes to stderr, nothing to reopen");
-            return;
+        } else {
+            bool ok = twinwire::log::reopen();
+            TW_LOG(ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
+                   ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:",
+                   log_file.c_str());
         }
-        bool ok = twinwire::log::reopen();
-        TW_LOG(
-            ok ? twinwire::LogLevel::Info : twinwire::LogLevel::Error, "kvd", "SIGHUP: %s %s",
-            ok ? "log file reopened:" : "cannot reopen the log file, still writing to the old one:", log_file.c_str());
+        runtime.reload_credentials(); // one line per transport with certificates (tls)
     });
     const std::string reach = reach_note(server.listening_transports());
     TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d%s", KVD_VERSION,
