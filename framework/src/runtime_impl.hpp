@@ -32,11 +32,12 @@ struct ListenerImpl {
         ListenerImpl *owner;
         Transport *transport;
         tw_listener *listener;
+        uint16_t port; ///< bound (0 for a Unix socket)
     };
     Runtime::Impl *rt;
     std::string address;
     uint16_t port = 0;
-    std::string announced; ///< "address:port" once the log said "listening on" it
+    std::string announced; ///< "address:port over names" once the log said "listening on" it
     std::shared_ptr<AcceptHandler> on_accept;
     std::vector<std::unique_ptr<Endpoint>> endpoints;
     bool closed = false;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Listeners: one per transport in use, all on the same address and port.
+// Listeners: one per transport in use, on the same address; on the same
+// port too, but for a transport given its own (NAME.listen_port).
 #include "connection_access.hpp"
 #include "runtime_impl.hpp"
 #include "sockaddr_text.hpp"
+#include "transport_keys.hpp"
 
 #include <twinwire/log.hpp>
 
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -43,6 +46,13 @@ Listener::Listener(std::shared_ptr<ListenerImpl> impl) : impl_(std::move(impl)) 
 Listener::~Listener() { close(); }
 
 uint16_t Listener::port() const { return impl_->port; }
+
+uint16_t Listener::port(const std::string &transport) const
+{
+    for (const auto &ep : impl_->endpoints)
+        if (ep->transport->name() == transport) return ep->port;
+    return 0;
+}
 const std::string &Listener::address() const { return impl_->address; }
 
 std::vector<std::string> Listener::transports() const
@@ -232,11 +242,20 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         if (!err.empty()) throw StartupError(errc::resolve_failed, "listen: " + err);
     }
 
+    // Each transport's port: its own (NAME.listen_port) when the
+    // configuration gives one and listen() was given no port, else the
+    // shared one.  Port 0 becomes the port the first address got.
+    uint16_t shared_port = get_port(&addresses.front().ss); // a passed socket's own, else `port`
+    std::unordered_map<Transport *, uint16_t> own_port;
+    if (options.port < 0 && !passed)
+        for (Transport *t : wanted)
+            if (auto p = own_listen_port(impl_->config, t->name())) own_port[t] = *p;
     for (size_t i = 0; i < addresses.size(); ++i) {
-        SocketAddress &ss = addresses[i];
-        if (i > 0) set_port(&ss.ss, impl->port); // every address on the port the first one got
         for (Transport *t : wanted) {
-            auto ep = std::make_unique<ListenerImpl::Endpoint>(ListenerImpl::Endpoint{impl.get(), t, nullptr});
+            SocketAddress ss = addresses[i];
+            auto own = own_port.find(t);
+            set_port(&ss.ss, own != own_port.end() ? own->second : shared_port);
+            auto ep = std::make_unique<ListenerImpl::Endpoint>(ListenerImpl::Endpoint{impl.get(), t, nullptr, 0});
             tw_listen_params p{};
             p.size = sizeof p;
             p.backlog = backlog;
@@ -260,6 +279,10 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
                 sockaddr_text(ss.sa()) + " (" + t->name() + (passed ? ", passed by the service manager" : "") + ")";
             if (rc < 0) {
                 std::string why = "listen on " + where + ": " + t->error_text(rc);
+                if (rc == -EADDRINUSE && own == own_port.end() && !impl->endpoints.empty() &&
+                    get_port(&ss.ss) == impl->endpoints.front()->port)
+                    why += " (another transport in use listens on this port: give one of them its own, " +
+                           own_port_key(t->name()) + ")";
                 // A transport other than the last, or an address other than the first of a name: skipped.
                 if ((t != wanted.front() && impl_->selection.fallback) || (i > 0 && !impl->endpoints.empty())) {
                     TW_WARN("listen", "%s; not listening over %s on this address", why.c_str(), t->name().c_str());
@@ -268,17 +291,22 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
                 impl->close_now();
                 throw StartupError(code_from_transport(rc), why);
             }
-            if (get_port(&ss.ss) == 0) {
-                // Port 0: every transport listens on the port the first one got.
+            uint16_t bound_port = get_port(&ss.ss);
+            if (bound_port == 0 && ss.ss.ss_family != AF_UNIX) {
+                // Port 0: learn the port the kernel gave; the others follow it.
                 struct sockaddr_storage bound;
                 uint32_t blen = sizeof bound;
                 if (t->ops().listener_addr(ep->listener, reinterpret_cast<struct sockaddr *>(&bound), &blen) == 0)
-                    set_port(&ss.ss, get_port(&bound));
+                    bound_port = get_port(&bound);
+                if (own != own_port.end()) own->second = bound_port;
+                else shared_port = bound_port;
             }
-            if (i == 0) impl->port = get_port(&ss.ss);
+            ep->port = bound_port;
             impl->endpoints.insert(impl->endpoints.begin(), std::move(ep));
         }
     }
+    // The port of the first transport in order of preference.
+    if (!impl->endpoints.empty()) impl->port = impl->endpoints.front()->port;
     std::string path = passed ? std::string() : unix_path(addresses.front());
     if (!path.empty()) {
         std::string err = set_unix_permissions(impl_->config, path);
@@ -291,11 +319,19 @@ std::shared_ptr<Listener> Runtime::listen(const ListenOptions &options, AcceptHa
         std::lock_guard<std::mutex> lock(impl_->listeners_mutex);
         impl_->listeners.push_back(impl);
     }
-    std::string names;
-    for (auto &ep : impl->endpoints) names += (names.empty() ? "" : "+") + ep->transport->name();
-    impl->announced =
-        addresses.front().ss.ss_family == AF_UNIX ? impl->address : impl->address + ":" + std::to_string(impl->port);
-    TW_INFO("listen", "listening on %s over %s%s%s", impl->announced.c_str(), names.c_str(),
+    // "127.0.0.1:6379 over rdma+tcp and 127.0.0.1:6380 over tls": one part per port.
+    bool is_unix = addresses.front().ss.ss_family == AF_UNIX;
+    std::vector<std::pair<uint16_t, std::string>> by_port;
+    for (auto &ep : impl->endpoints) {
+        auto it = std::find_if(by_port.begin(), by_port.end(), [&](const auto &e) { return e.first == ep->port; });
+        if (it == by_port.end()) by_port.emplace_back(ep->port, ep->transport->name());
+        else if (it->second.find(ep->transport->name()) == std::string::npos) it->second += "+" + ep->transport->name();
+    }
+    impl->announced.clear();
+    for (const auto &[p, names] : by_port)
+        impl->announced += (impl->announced.empty() ? "" : " and ") +
+                           (is_unix ? impl->address : impl->address + ":" + std::to_string(p)) + " over " + names;
+    TW_INFO("listen", "listening on %s%s%s", impl->announced.c_str(),
             addresses.size() > 1 ? " (every address of the name)" : "",
             passed ? " (a socket passed by the service manager)" : "");
     return std::shared_ptr<Listener>(new Listener(impl));

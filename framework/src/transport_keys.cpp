@@ -37,9 +37,26 @@ tw_transport_ops builtin_tcp_ops()
     return ops;
 }
 
+std::string own_port_key(const std::string &name) { return name + ".listen_port"; }
+
+std::optional<uint16_t> own_listen_port(const Config &config, const std::string &name)
+{
+    const ConfigValue *v = config.find(own_port_key(name));
+    if (!v || v->origin == "default") return std::nullopt;
+    const std::string &text = v->value;
+    bool digits = !text.empty() && text.size() <= 5 && text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoul(text) > 65535)
+        throw ConfigError(errc::bad_config, own_port_key(name) + " = '" + text + "' (" + v->origin +
+                                                "): expected a port, 0 to 65535 (0: any free port)");
+    return static_cast<uint16_t>(std::stoul(text));
+}
+
 void throw_unknown_keys(const Config &config, const std::string &name, const std::vector<std::string> &looked_up)
 {
-    std::vector<std::string> unknown = config.unknown_keys_under(name + ".", looked_up);
+    (void)own_listen_port(config, name);
+    std::vector<std::string> known = looked_up;
+    known.push_back(own_port_key(name));
+    std::vector<std::string> unknown = config.unknown_keys_under(name + ".", known);
     if (unknown.empty()) return;
     std::string list;
     for (const auto &k : unknown) list += (list.empty() ? "" : ", ") + k;

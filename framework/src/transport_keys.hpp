@@ -5,6 +5,8 @@
 #include <twinwire/config.hpp>
 #include <twinwire/transport.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +16,14 @@ namespace twinwire {
 /// std::runtime_error if it refuses this ABI).
 tw_transport_ops builtin_tcp_ops();
 
-/// Throw ConfigError when keys under "name." are set but not in `looked_up`.
+/// "NAME.listen_port": the one key under a transport's prefix that the
+/// framework reads, not the transport: that transport's own listening port.
+std::string own_port_key(const std::string &name);
+/// NAME.listen_port when set; throws ConfigError for a value that is not a port.
+std::optional<uint16_t> own_listen_port(const Config &config, const std::string &name);
+
+/// Throw ConfigError when keys under "name." are set but not in `looked_up`
+/// (NAME.listen_port is always known, and checked here).
 void throw_unknown_keys(const Config &config, const std::string &name, const std::vector<std::string> &looked_up);
 
 /// Run `ops.check_config` for transport `name` (loaded from `path`): throws

@@ -14,6 +14,8 @@
 #    reason and the certificate's subject included
 #  - a handshake that never completes is cut off at tls.handshake_timeout_ms,
 #    and past tls.max_handshakes in flight a new one is refused at once
+#  - tcp and tls side by side on two ports (tls.listen_port): each client on
+#    its own, INFO counting each transport, each wrong client told so
 #  - SIGHUP reloads the certificate: new connections get the new one, an open
 #    session goes on; a broken file keeps the old one and says why
 #  - every mistake in the tls.* keys is refused by --check-config with the
@@ -303,6 +305,48 @@ printf 'ECHO after-failed-reload\r\n' >&7
 wait_for "$WORK/held.out" 'after-failed-reload'
 check "... and the open session still answers" "$WORK/held.out" 'after-failed-reload' "$log"
 exec 7>&-
+
+# --- plain and TLS side by side, each on its own port ---------------------------
+log=$WORK/two-ports.log
+"$KVD" --port 0 --transport tcp,tls --set tls.listen_port=0 --set tls.cert_file="$C/server.pem" \
+    --set tls.key_file="$C/server.key" >"$log" 2>&1 &
+pids+=($!)
+wait_for "$log" 'serving on' || { echo "Bail out! twinwire-kvd with tcp,tls did not start"; sed 's/^/#   /' "$log"; exit 1; }
+check "transport = tcp,tls with tls.listen_port: one line names each transport's port" "$log" \
+    'listening on 127\.0\.0\.1:[0-9]+ over tcp and 127\.0\.0\.1:[0-9]+ over tls'
+check "... and the serving line names the TLS port" "$log" 'serving on 127\.0\.0\.1:[0-9]+ over tcp\+tls \(tls on port [0-9]+\)'
+plain_port=$(grep -Eo 'listening on 127\.0\.0\.1:[0-9]+ over tcp' "$log" | sed 's/.*://;s/ .*//')
+tls_port=$(grep -Eo '127\.0\.0\.1:[0-9]+ over tls' "$log" | head -1 | sed 's/.*://;s/ .*//')
+if [ -n "$plain_port" ] && [ -n "$tls_port" ] && [ "$plain_port" != "$tls_port" ]; then
+    ok "... two different ports: $plain_port (tcp), $tls_port (tls)"
+else
+    not_ok "... two different ports: '$plain_port' '$tls_port'" "$log"
+fi
+out=$(timeout 20 redis-cli -p "$plain_port" SET side by-side 2>&1; timeout 20 redis-cli -p "$tls_port" --tls --cacert "$C/ca.pem" GET side 2>&1)
+if [ "$out" = "$(printf 'OK\nby-side')" ]; then ok "redis-cli sets a key on the plain port and redis-cli --tls reads it on the TLS port"
+else not_ok "redis-cli on both ports: '$out'" "$log"; fi
+# A session held open over each, then INFO counts them per transport.
+mkfifo "$WORK/tls-held.in"
+timeout 120 openssl s_client -connect "127.0.0.1:$tls_port" -CAfile "$C/ca.pem" -no_ign_eof -nocommands \
+    <"$WORK/tls-held.in" >"$WORK/tls-held.out" 2>&1 &
+pids+=($!)
+exec 8>"$WORK/tls-held.in"
+printf 'PING\r\n' >&8
+wait_for "$WORK/tls-held.out" 'PONG'
+timeout 20 redis-cli -p "$plain_port" INFO transport >"$WORK/info-two" 2>&1
+check "INFO counts the connections per transport: the TLS session held open" "$WORK/info-two" '^connected_clients_tls:1' "$log"
+check "... and the plain one asking" "$WORK/info-two" '^connected_clients_tcp:1' "$log"
+exec 8>&-
+timeout 20 redis-cli -p "$tls_port" PING >/dev/null 2>&1
+wait_for "$log" 'does not speak TLS' 10
+check "a plaintext client on the TLS port: one line says so" "$log" 'the client does not speak TLS: its first bytes were'
+timeout 20 redis-cli -p "$plain_port" --tls --cacert "$C/ca.pem" PING >"$WORK/tls-on-plain" 2>&1
+wait_for "$log" 'a TLS handshake on a plaintext port' 10
+check "a TLS client on the plain port: one line says so" "$log" 'over tcp: Protocol error: a TLS handshake on a plaintext port'
+out=$(timeout 30 "$KVD" --check-config --transport tcp,tls --set tls.listen_port=70000 2>&1)
+printf '%s\n' "$out" >"$WORK/bad-port"
+check "a tls.listen_port that is not a port is refused with the key, the value and the reason" "$WORK/bad-port" \
+    "tls.listen_port = '70000' \(command line --set\): expected a port, 0 to 65535"
 
 # --- tls.* keys, checked without init -----------------------------------------
 cfg() { # cfg EXPECTED-STATUS TEXT KEY=VALUE...

@@ -14,7 +14,7 @@ section):
                         twinwire::Runtime &runtime;
                         twinwire::ConnectionPtr conn;   (a std::shared_ptr)
                         twinwire::Loop &loop;
-                    with every public header included, `using namespace
+                    with every public header and <csignal> included, `using namespace
                     twinwire;` and std::chrono_literals.  All fragments share
                     one translation unit, each in its own function.
 
@@ -42,6 +42,7 @@ FRAGMENT_PRELUDE = '''\
 #include <twinwire/runtime.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <iostream>

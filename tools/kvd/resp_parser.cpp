@@ -279,6 +279,10 @@ ParseResult RequestParser::parse(std::string_view data, Request &out)
 {
     out.args.clear();
     if (data.empty()) return incomplete(1);
+    // 0x16 starts a TLS handshake record, never a command: say so rather
+    // than "unbalanced quotes" (a TLS client on a plaintext port).
+    if (stage_ == Stage::Start && data[0] == '\x16')
+        return fail("a TLS handshake on a plaintext port (this port does not speak TLS; see tls.listen_port)");
     if (stage_ == Stage::Start) stage_ = data[0] == '*' ? Stage::Count : Stage::Inline;
     return stage_ == Stage::Inline ? parse_inline(data, out) : parse_multibulk(data, out);
 }

@@ -99,6 +99,16 @@ std::string Server::listening_transports() const
     return names;
 }
 
+std::string Server::own_ports() const
+{
+    std::string list;
+    if (listener_)
+        for (const auto &t : listener_->transports())
+            if (listener_->port(t) != listener_->port())
+                list += (list.empty() ? "" : ", ") + t + " on port " + std::to_string(listener_->port(t));
+    return list.empty() ? list : " (" + list + ")";
+}
+
 void Server::accept(const twinwire::ConnectionPtr &conn)
 {
     try {

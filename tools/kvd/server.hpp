@@ -29,6 +29,9 @@ public:
     uint16_t port() const;
     /// "tcp", "rdma+tcp": what the listener accepts.
     std::string listening_transports() const;
+    /// " (tls on port 6380)": transports listening on a port of their own
+    /// (NAME.listen_port), "" when all share port().
+    std::string own_ports() const;
 
     std::string info(const std::vector<std::string_view> &sections, const Session &caller) override;
     std::vector<std::pair<std::string, std::string>> config_parameters() override;

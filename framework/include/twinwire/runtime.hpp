@@ -24,7 +24,7 @@ struct ListenerImpl;
 
 struct TW_API ListenOptions {
     std::string address; ///< "" = config listen_address; "unix:/path", "unix:@name", "*" (IPv6 and IPv4)
-    int port = -1;       ///< -1 = config listen_port; 0 = any free port
+    int port = -1;       ///< -1 = config listen_port (and NAME.listen_port); 0 = any free port
     int backlog = -1;    ///< -1 = config listen_backlog
     /// Socket activation (a service manager passed listening sockets,
     /// LISTEN_FDS): the one named so in LISTEN_FDNAMES; "" = the next one
@@ -33,12 +33,18 @@ struct TW_API ListenOptions {
 };
 
 /// A listening endpoint: one listener per transport in use (auto: TCP and,
-/// when RDMA is in use, RDMA), all on the same address and port.
+/// when RDMA is in use, RDMA), all on the same address, and on the same port
+/// but for transports the configuration gives their own (NAME.listen_port,
+/// used when listen() is given no port).
 class TW_API Listener {
 public:
     ~Listener();
-    /// The port (the one the kernel chose when asked for port 0).
+    /// The port of the first transport in order of preference (the one the
+    /// kernel chose when asked for port 0).
     uint16_t port() const;
+    /// The port `transport` listens on here: its own NAME.listen_port or the
+    /// shared one; 0 when it does not listen here.
+    uint16_t port(const std::string &transport) const;
     const std::string &address() const;
     /// "rdma", "tcp", "foo": what this endpoint accepts, in order of preference.
     std::vector<std::string> transports() const;
