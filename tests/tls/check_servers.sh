@@ -91,6 +91,16 @@ talk() {
     } | timeout 30 openssl s_client -connect "127.0.0.1:$port" -no_ign_eof -nocommands "$@" >"$out" 2>&1
 }
 
+# hold NAME PORT: an s_client session that stays open, fed through the fifo
+# $WORK/NAME.in on descriptor $held_fd, its output in $WORK/NAME.out.
+hold() {
+    mkfifo "$WORK/$1.in"
+    timeout 120 openssl s_client -connect "127.0.0.1:$2" -CAfile "$C/ca.pem" -no_ign_eof -nocommands \
+        <"$WORK/$1.in" >"$WORK/$1.out" 2>&1 &
+    pids+=($!)
+    exec {held_fd}>"$WORK/$1.in"
+}
+
 # silent N: a raw TCP connection that sends nothing, on file descriptor N.
 silent() { eval "exec $1<>/dev/tcp/127.0.0.1/$port"; }
 # eof_within N SECONDS: reading descriptor N ends (the server closed it) in time.
@@ -271,13 +281,9 @@ served_subject() {
     timeout 20 openssl s_client -connect "127.0.0.1:$port" -CAfile "$C/ca.pem" </dev/null 2>/dev/null |
         openssl x509 -noout -subject >"$1" 2>&1
 }
-# A session that stays open across the reloads, fed through a fifo.
-mkfifo "$WORK/held.in"
-timeout 120 openssl s_client -connect "127.0.0.1:$port" -CAfile "$C/ca.pem" -no_ign_eof -nocommands \
-    <"$WORK/held.in" >"$WORK/held.out" 2>&1 &
-pids+=($!)
-exec 7>"$WORK/held.in"
-printf 'ECHO before-reload\r\n' >&7
+# A session that stays open across the reloads.
+hold held "$port"
+printf 'ECHO before-reload\r\n' >&"$held_fd"
 wait_for "$WORK/held.out" 'before-reload'
 cp "$C/renewed.pem" "$L/cert.pem"
 cp "$C/renewed.key" "$L/cert.key"
@@ -288,7 +294,7 @@ check "SIGHUP reads the certificate files again: one log line names the new cert
 served_subject "$WORK/subject-renewed"
 check "... a new connection gets the renewed certificate (openssl s_client | openssl x509 -subject)" \
     "$WORK/subject-renewed" '^subject=CN ?= ?renewed$' "$log"
-printf 'ECHO after-reload\r\n' >&7
+printf 'ECHO after-reload\r\n' >&"$held_fd"
 wait_for "$WORK/held.out" 'after-reload'
 check "... and a session opened before the reload goes on answering" "$WORK/held.out" 'after-reload' "$log"
 check "... with the certificate it began with" "$WORK/held.out" 'subject=CN ?= ?localhost'
@@ -301,10 +307,10 @@ check "SIGHUP with a broken certificate file keeps the old certificate, naming t
     "ERROR \[credentials\] tls: credentials not reloaded, the old ones stay: tls.cert_file = '$L/cert.pem' is not a PEM certificate chain: no start line"
 served_subject "$WORK/subject-kept"
 check "... and new connections still get the renewed certificate" "$WORK/subject-kept" '^subject=CN ?= ?renewed$' "$log"
-printf 'ECHO after-failed-reload\r\n' >&7
+printf 'ECHO after-failed-reload\r\n' >&"$held_fd"
 wait_for "$WORK/held.out" 'after-failed-reload'
 check "... and the open session still answers" "$WORK/held.out" 'after-failed-reload' "$log"
-exec 7>&-
+exec {held_fd}>&-
 
 # --- plain and TLS side by side, each on its own port ---------------------------
 log=$WORK/two-ports.log
@@ -326,17 +332,13 @@ out=$(timeout 20 redis-cli -p "$plain_port" SET side by-side 2>&1; timeout 20 re
 if [ "$out" = "$(printf 'OK\nby-side')" ]; then ok "redis-cli sets a key on the plain port and redis-cli --tls reads it on the TLS port"
 else not_ok "redis-cli on both ports: '$out'" "$log"; fi
 # A session held open over each, then INFO counts them per transport.
-mkfifo "$WORK/tls-held.in"
-timeout 120 openssl s_client -connect "127.0.0.1:$tls_port" -CAfile "$C/ca.pem" -no_ign_eof -nocommands \
-    <"$WORK/tls-held.in" >"$WORK/tls-held.out" 2>&1 &
-pids+=($!)
-exec 8>"$WORK/tls-held.in"
-printf 'PING\r\n' >&8
+hold tls-held "$tls_port"
+printf 'PING\r\n' >&"$held_fd"
 wait_for "$WORK/tls-held.out" 'PONG'
 timeout 20 redis-cli -p "$plain_port" INFO transport >"$WORK/info-two" 2>&1
 check "INFO counts the connections per transport: the TLS session held open" "$WORK/info-two" '^connected_clients_tls:1' "$log"
 check "... and the plain one asking" "$WORK/info-two" '^connected_clients_tcp:1' "$log"
-exec 8>&-
+exec {held_fd}>&-
 timeout 20 redis-cli -p "$tls_port" PING >/dev/null 2>&1
 wait_for "$log" 'does not speak TLS' 10
 check "a plaintext client on the TLS port: one line says so" "$log" 'the client does not speak TLS: its first bytes were'
