@@ -21,8 +21,7 @@ std::vector<CredentialsReload> Runtime::reload_credentials()
         if (rc == -EOPNOTSUPP) continue;
         CredentialsReload r{transport->name(), rc == 0, text};
         if (r.message.empty()) r.message = rc == 0 ? "reloaded" : transport->error_text(rc);
-        if (r.ok)
-            TW_INFO("credentials", "%s: credentials reloaded: %s", r.transport.c_str(), r.message.c_str());
+        if (r.ok) TW_INFO("credentials", "%s: credentials reloaded: %s", r.transport.c_str(), r.message.c_str());
         else
             TW_ERROR("credentials", "%s: credentials not reloaded, the old ones stay: %s", r.transport.c_str(),
                      r.message.c_str());

@@ -149,7 +149,8 @@ int make_server(const Settings &s, Contexts *out, std::string *why)
         SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
         SSL_CTX_set_num_tickets(ctx, 0);
     }
-    if (X509 *cert = SSL_CTX_get0_certificate(ctx)) out->certificate = subject_of(cert) + ", expires " + expiry_of(cert);
+    if (X509 *cert = SSL_CTX_get0_certificate(ctx))
+        out->certificate = subject_of(cert) + ", expires " + expiry_of(cert);
     return 0;
 }
 

@@ -41,7 +41,7 @@ struct Totals {
 struct Contexts {
     SSL_CTX *server = nullptr; ///< nullptr without tls.cert_file: this end cannot listen
     SSL_CTX *client = nullptr;
-    std::string certificate;   ///< "subject, expires ..." of tls.cert_file
+    std::string certificate; ///< "subject, expires ..." of tls.cert_file
 };
 
 /// The contexts new sessions are made from.  A reload builds a whole new pair

@@ -135,8 +135,8 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
         return rc < 0 ? rc : -EINVAL;
     }
     host->log(host, TW_LOG_INFO, "TLS over %s: %s, TLS %s and later, peer verification %s (server) / %s (client)",
-              s.inner.c_str(), t->credentials.certificate().c_str(),
-              s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2", s.verify_text(true), s.verify_text(false));
+              s.inner.c_str(), t->credentials.certificate().c_str(), s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2",
+              s.verify_text(true), s.verify_text(false));
     *out = t;
     return 0;
 }

@@ -77,14 +77,13 @@ int serve(twinwire::Config config, kvd::Settings settings, const std::string &co
     const std::string reach = reach_note(server.listening_transports());
     const std::string over = server.listening_transports() + server.own_ports();
     TW_INFO("kvd", "twinwire-kvd %s serving on %s:%u over %s (transport %s: %s), %zu thread(s), pid %d%s", KVD_VERSION,
-            runtime.config().listen_address().c_str(), server.port(), over.c_str(), runtime.transport_name().c_str(), runtime.transport_reason().c_str(), runtime.loop_count(),
-            static_cast<int>(getpid()), reach.c_str());
+            runtime.config().listen_address().c_str(), server.port(), over.c_str(), runtime.transport_name().c_str(),
+            runtime.transport_reason().c_str(), runtime.loop_count(), static_cast<int>(getpid()), reach.c_str());
     if (daemon) daemon->ready();
     // Type=notify: systemd counts the service as started only now, and shows
     // the STATUS line in `systemctl status`.
     const std::string status = "serving on " + runtime.config().listen_address() + ":" + std::to_string(server.port()) +
-                               " over " + over + " (transport " + runtime.transport_name() +
-                               ")" + reach;
+                               " over " + over + " (transport " + runtime.transport_name() + ")" + reach;
     tell_service_manager("READY=1\nSTATUS=" + status + "\nMAINPID=" + std::to_string(getpid()));
     runtime.run();
     tell_service_manager("STOPPING=1\nSTATUS=stopped");

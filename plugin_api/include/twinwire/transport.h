@@ -341,8 +341,8 @@ struct tw_transport_stats {
  * given out here only; -EOPNOTSUPP for unknown ones in either namespace.
  */
 enum tw_ctrl_op {
-    TW_CTRL_GET_FD = 1,             /**< data: int *; the socket fd, or -ENOTSUP */
-    TW_CTRL_SET_NODELAY = 2,        /**< data: const int *; disable Nagle-style batching */
+    TW_CTRL_GET_FD = 1,              /**< data: int *; the socket fd, or -ENOTSUP */
+    TW_CTRL_SET_NODELAY = 2,         /**< data: const int *; disable Nagle-style batching */
     TW_CTRL_GET_TRANSPORT_STATS = 3, /**< conn may be NULL; data: struct tw_transport_stats * (its size set) */
     /** Read the credentials (certificate, key, CA) again from the files the
      *  configuration names.  conn NULL; data: char[len] for a one-line
