@@ -59,6 +59,13 @@ void pull(tw_conn *c)
 
 void flush(tw_conn *c)
 {
+    // Our close_notify and the inner SHUT_WR are out: what OpenSSL writes
+    // now (an answer to the peer's KeyUpdate, an alert) has nowhere to go,
+    // and writing it would fail the connection the peer still sends on.
+    if (has(c, kShutWr) && !has(c, kShutWrInner)) {
+        (void)BIO_reset(c->wbio);
+        return;
+    }
     while (c->inner && !c->inner_error && tx_held(c) > 0) {
         char *p = nullptr;
         long held = BIO_get_mem_data(c->wbio, &p);
