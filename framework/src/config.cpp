@@ -144,6 +144,15 @@ Config::Config() : impl_(std::make_unique<Impl>())
         check::integer(0, 86400000));
     key("idle_timeout_ms", "0", "close a connection with no traffic either way for this long (0: off)",
         check::integer(0, 86400000));
+    key("status_socket", "",
+        "a Unix socket path where the running program answers twinwire-info --status (transports, listening "
+        "addresses, open connections); empty: none",
+        [](const std::string &v) -> std::string {
+            if (v.empty()) return {};
+            if (v[0] != '/') return "expected an absolute path";
+            if (v.size() >= 108) return "expected at most 107 characters (a Unix socket path)";
+            return {};
+        });
     key("log_level", "info", "error, warn, info, debug or trace",
         check::one_of({"error", "warn", "info", "debug", "trace"}));
     key("log_file", "", "append the log to this file; empty: stderr", check::any());

@@ -10,8 +10,10 @@
 #include <event2/event.h>
 
 #include <csignal>
+#include <cerrno>
 #include <cstring>
 #include <future>
+#include <unistd.h>
 
 namespace twinwire {
 
@@ -61,6 +63,11 @@ void Runtime::start()
         impl_->states.push_back(std::make_unique<LoopState>());
     }
     impl_->loops[0]->bind_to_current_thread();
+    impl_->open_by_transport[impl_->selection.tcp->name()];
+    for (auto &p : impl_->selection.plugins) impl_->open_by_transport[p->name()];
+    if (std::string path = impl_->config.get("status_socket"); !path.empty())
+        impl_->status_socket = std::make_unique<StatusSocket>(*impl_->loops[0], path,
+                                                              [impl = impl_.get()] { return impl->status_text(); });
     auto attach_all = [this](Loop &loop) {
         impl_->selection.tcp->attach(loop);
         for (auto &p : impl_->selection.plugins) p->attach(loop);
@@ -156,6 +163,7 @@ void Runtime::Impl::teardown_loop(size_t index)
     Loop &loop = *loops[index];
     if (index == 0) {
         stop_timer.reset();
+        status_socket.reset();
         for (auto *ev : signal_events) event_free(ev);
         signal_events.clear();
     }
@@ -173,6 +181,54 @@ size_t Runtime::connection_count() const
     return n;
 }
 
+std::vector<TransportStatus> Runtime::status() const
+{
+    std::vector<TransportStatus> out;
+    if (!impl_->started) return out;
+    auto add = [&](const Transport &t) {
+        TransportStatus st;
+        st.name = t.name();
+        auto n = impl_->open_by_transport.find(st.name);
+        if (n != impl_->open_by_transport.end()) st.connections = n->second.load(std::memory_order_relaxed);
+        out.push_back(std::move(st));
+    };
+    // In order of preference, then the rest that loaded.
+    for (const Transport *t : impl_->selection.in_use) add(*t);
+    auto listed = [&](const std::string &name) {
+        for (const auto &st : out)
+            if (st.name == name) return true;
+        return false;
+    };
+    if (!listed(impl_->selection.tcp->name())) add(*impl_->selection.tcp);
+    for (const auto &p : impl_->selection.plugins)
+        if (!listed(p->name())) add(*p);
+    std::lock_guard<std::mutex> lock(impl_->listeners_mutex);
+    for (const auto &weak : impl_->listeners) {
+        auto l = weak.lock();
+        if (!l || l->closed) continue;
+        for (const auto &ep : l->endpoints)
+            for (auto &st : out)
+                if (st.name == ep->transport->name())
+                    // As the "listening on" line writes it.
+                    st.listening.push_back(ep->port == 0 ? l->address : l->address + ":" + std::to_string(ep->port));
+    }
+    return out;
+}
+
+// One line each, words then key=value: easy for a person, a script and
+// twinwire-info alike.  "twinwire-status 1" names the format's version.
+std::string Runtime::Impl::status_text() const
+{
+    std::string text = "twinwire-status 1\npid " + std::to_string(getpid()) + "\nprogram " +
+                       program_invocation_short_name + "\nconnections " + std::to_string(rt->connection_count()) + "\n";
+    for (const TransportStatus &st : rt->status()) {
+        text += "transport " + st.name + " connections=" + std::to_string(st.connections) + " listening=";
+        for (size_t i = 0; i < st.listening.size(); ++i) text += (i ? "," : "") + st.listening[i];
+        text += "\n";
+    }
+    return text;
+}
+
 Loop &Runtime::Impl::next_loop(std::atomic<unsigned> &turn)
 {
     unsigned i = turn.fetch_add(1, std::memory_order_relaxed);
@@ -184,9 +240,13 @@ void Runtime::Impl::track(Loop &loop, const ConnectionPtr &c)
     LoopState &state = *states[loop.index()];
     state.conns.emplace(c->id(), c);
     state.count.fetch_add(1, std::memory_order_relaxed);
-    ConnectionAccess::set_on_finished(*c, [&state](Connection &done) {
+    auto of_transport = open_by_transport.find(c->transport_name());
+    std::atomic<size_t> *per_transport = of_transport == open_by_transport.end() ? nullptr : &of_transport->second;
+    if (per_transport) per_transport->fetch_add(1, std::memory_order_relaxed);
+    ConnectionAccess::set_on_finished(*c, [&state, per_transport](Connection &done) {
         state.conns.erase(done.id());
         state.count.fetch_sub(1, std::memory_order_relaxed);
+        if (per_transport) per_transport->fetch_sub(1, std::memory_order_relaxed);
     });
 }
 

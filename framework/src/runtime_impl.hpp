@@ -3,6 +3,7 @@
 #pragma once
 
 #include "socket_activation.hpp"
+#include "status_socket.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -40,7 +41,7 @@ struct ListenerImpl {
     std::string announced; ///< "address:port over names" once the log said "listening on" it
     std::shared_ptr<AcceptHandler> on_accept;
     std::vector<std::unique_ptr<Endpoint>> endpoints;
-    bool closed = false;
+    std::atomic<bool> closed{false}; ///< set on loop 0; Runtime::status reads it from any thread
 
     static void on_incoming(tw_listener *listener, void *arg);
     void close_now(); ///< on loop 0's thread
@@ -70,6 +71,10 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl {
     std::unique_ptr<Timer> stop_timer;
     std::vector<PassedSocket> passed; ///< socket activation (loop 0's thread)
     uint64_t stop_deadline_ns = 0;
+    /// Open connections per transport name, one entry per loaded transport
+    /// made at start() (the map itself never changes afterwards).
+    std::unordered_map<std::string, std::atomic<size_t>> open_by_transport;
+    std::unique_ptr<StatusSocket> status_socket; ///< status_socket = PATH (loop 0)
 
     Impl(Runtime *runtime, Config settings) : config(std::move(settings)), rt(runtime) {}
     /// Loops in turn (separate turns for accepted and outgoing connections).
@@ -92,6 +97,8 @@ struct __attribute__((visibility("hidden"))) Runtime::Impl {
     /// A passed socket not yet taken (named so, or any); nullptr when none
     /// is left; StartupError when `name` is not among them.
     PassedSocket *take_passed_socket(const std::string &name);
+    /// What the status socket answers: Runtime::status as lines.
+    std::string status_text() const;
 };
 
 } // namespace twinwire

@@ -15,7 +15,8 @@
 #  - a handshake that never completes is cut off at tls.handshake_timeout_ms,
 #    and past tls.max_handshakes in flight a new one is refused at once
 #  - tcp and tls side by side on two ports (tls.listen_port): each client on
-#    its own, INFO counting each transport, each wrong client told so
+#    its own, INFO and twinwire-info --status counting each transport, each
+#    wrong client told so
 #  - SIGHUP reloads the certificate: new connections get the new one, an open
 #    session goes on; a broken file keeps the old one and says why
 #  - every mistake in the tls.* keys is refused by --check-config with the
@@ -24,7 +25,7 @@
 #   check_servers.sh KVD BENCH MAKE_CERTS
 # TWINWIRE_PLUGIN_PATH must lead to twinwire-tls-abi1.so.
 set -u
-KVD=$1 BENCH=$2 MAKE_CERTS=$3
+KVD=$1 BENCH=$2 MAKE_CERTS=$3 INFO=$4
 for tool in openssl redis-cli timeout; do
     command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed"; exit 0; }
 done
@@ -315,7 +316,7 @@ exec {held_fd}>&-
 # --- plain and TLS side by side, each on its own port ---------------------------
 log=$WORK/two-ports.log
 "$KVD" --port 0 --transport tcp,tls --set tls.listen_port=0 --set tls.cert_file="$C/server.pem" \
-    --set tls.key_file="$C/server.key" >"$log" 2>&1 &
+    --set tls.key_file="$C/server.key" --set status_socket="$WORK/status" >"$log" 2>&1 &
 pids+=($!)
 wait_for "$log" 'serving on' || { echo "Bail out! twinwire-kvd with tcp,tls did not start"; sed 's/^/#   /' "$log"; exit 1; }
 check "transport = tcp,tls with tls.listen_port: one line names each transport's port" "$log" \
@@ -338,6 +339,20 @@ wait_for "$WORK/tls-held.out" 'PONG'
 timeout 20 redis-cli -p "$plain_port" INFO transport >"$WORK/info-two" 2>&1
 check "INFO counts the connections per transport: the TLS session held open" "$WORK/info-two" '^connected_clients_tls:1' "$log"
 check "... and the plain one asking" "$WORK/info-two" '^connected_clients_tcp:1' "$log"
+# The INFO client has gone: asked until the daemon has seen it go (a bound, not a delay).
+for _ in $(seq 100); do
+    timeout 20 "$INFO" --status "$WORK/status" >"$WORK/status-two" 2>&1
+    grep -q 'tcp  *0 connections' "$WORK/status-two" && break
+    sleep 0.1
+done
+check "twinwire-info --status names the daemon and its one connection" "$WORK/status-two" \
+    "^twinwire-kvd \(pid [0-9]+\) on $WORK/status: 1 connection\$" "$log"
+check "... tls with the session held open, on its port" "$WORK/status-two" \
+    "^  tls +1 connection, listening on 127\.0\.0\.1:$tls_port\$" "$log"
+check "... tcp with none now, on its port" "$WORK/status-two" \
+    "^  tcp +0 connections, listening on 127\.0\.0\.1:$plain_port\$" "$log"
+timeout 20 "$INFO" --status "$WORK/status" --json >"$WORK/status-two.json" 2>&1
+check "... and as JSON" "$WORK/status-two.json" "\{\"name\": \"tls\", \"connections\": 1, \"listening\": \[\"127\.0\.0\.1:$tls_port\"\]\}" "$log"
 exec {held_fd}>&-
 timeout 20 redis-cli -p "$tls_port" PING >/dev/null 2>&1
 wait_for "$log" 'does not speak TLS' 10

@@ -20,3 +20,10 @@ std::string json_string(const std::string &text)
     }
     return out + "\"";
 }
+
+std::string json_list(const std::vector<std::string> &items)
+{
+    std::string out;
+    for (const auto &i : items) out += (out.empty() ? "" : ", ") + json_string(i);
+    return "[" + out + "]";
+}

@@ -2,6 +2,7 @@
 // twinwire-info: which transport this host would use, and why, and every
 // plugin installed on the search path.  Like ibv_devinfo / fi_info /
 // ucx_info -d, but answers the question a deployer asks first.
+#include "daemon_status.hpp"
 #include "json_text.hpp"
 #include "memlock_report.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 
 // What the command line asked for.
 struct Options {
-    std::optional<std::string> config_file, transport, plugin_path;
+    std::optional<std::string> config_file, transport, plugin_path, status;
     bool json = false, verbose = false;
 };
 
@@ -38,11 +39,17 @@ CLI::App &define_options(CLI::App &app, Options &o)
     app.add_option("--transport", o.transport, "transport: auto, tcp, NAME or NAME,NAME,...")->type_name("T");
     app.add_option("--plugin", o.plugin_path, "plugin_path: directories or .so files, ':' between them")
         ->type_name("PATH");
+    app.add_option("--status", o.status,
+                   "ask the program running with status_socket = PATH (or the configuration's) for its "
+                   "transports, listening addresses and open connections")
+        ->type_name("[PATH]")
+        ->expected(0, 1);
     app.add_flag("--json", o.json, "print the same as one JSON document");
     app.add_flag("-v,--verbose", o.verbose, "log at debug level while looking");
     app.footer("Settings come from FILE, then TWINWIRE_* variables, then --transport and --plugin, as in a daemon.\n"
                "Exit status: 0 when the configured transport can start, 1 when it cannot (a transport named\n"
-               "alone, or every one of a list, is unusable, or the configuration is wrong), 2 on usage.");
+               "alone, or every one of a list, is unusable, or the configuration is wrong), 2 on usage.\n"
+               "With --status: 0 when the program answered, 1 when nothing answers there.");
     return app;
 }
 
@@ -69,13 +76,6 @@ std::string join(const std::vector<std::string> &items, const char *sep)
     std::string out;
     for (const auto &i : items) out += (out.empty() ? "" : sep) + i;
     return out;
-}
-
-std::string json_list(const std::vector<std::string> &items)
-{
-    std::string out;
-    for (const auto &i : items) out += (out.empty() ? "" : ", ") + json_string(i);
-    return "[" + out + "]";
 }
 
 // What selecting the configured transports gives here.
@@ -256,6 +256,14 @@ int main(int argc, char **argv)
         return 2;
     }
     log::set_level(o.verbose ? LogLevel::Debug : LogLevel::Error);
+    if (o.status) {
+        std::string path = o.status->empty() ? config.get("status_socket") : *o.status;
+        if (path.empty()) {
+            std::fprintf(stderr, "twinwire-info: --status needs a PATH, or a configuration that sets status_socket\n");
+            return 2;
+        }
+        return print_daemon_status(path, o.json) ? 0 : 1;
+    }
 
     std::vector<std::string> places;
     std::vector<PluginFileReport> files = list_plugin_files(config, &places);

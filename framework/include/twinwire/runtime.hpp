@@ -98,6 +98,13 @@ struct TW_API CredentialsReload {
     std::string message;
 };
 
+/// One transport of a running Runtime (Runtime::status).
+struct TW_API TransportStatus {
+    std::string name;                   ///< "tcp", "tls", "rdma"
+    std::vector<std::string> listening; ///< "127.0.0.1:6380", "unix:/run/x.sock": its open listeners
+    size_t connections = 0;             ///< open now, accepted and connected
+};
+
 class TW_API Runtime {
 public:
     explicit Runtime(Config config);
@@ -163,6 +170,11 @@ public:
 
     /// Live connections on all loops (approximate while loops run).
     size_t connection_count() const;
+    /// Every loaded transport: where it listens and how many connections it
+    /// holds (approximate while loops run).  Any thread, after start().
+    /// With `status_socket = PATH` the runtime answers the same on a Unix
+    /// socket, for `twinwire-info --status PATH`.
+    std::vector<TransportStatus> status() const;
 
     struct Impl;
 
