@@ -209,6 +209,10 @@ void attach_conn(SSL *ssl, tw_conn *c);
 std::string drain_errors();
 std::string subject_of(X509 *cert);
 
+// kernel_tls.cpp
+/// kTLS here: "unavailable: ..." or "not used: ...", with the reason.
+std::string kernel_tls_status();
+
 // handshake.cpp
 /// Make progress on the handshake; may complete it (kOweConnected) or fail it.
 void handshake_step(tw_conn *c);

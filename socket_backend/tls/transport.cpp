@@ -150,24 +150,25 @@ extern "C" void tls_fini(tw_transport *t)
 
 extern "C" int tls_probe(const tw_host *, char *buf, size_t len)
 {
-    return snprintf(buf, len, "library: %s\n", OpenSSL_version(OPENSSL_VERSION));
+    return snprintf(buf, len, "library: %s\nktls: %s\n", OpenSSL_version(OPENSSL_VERSION),
+                    tls::kernel_tls_status().c_str());
 }
 
 extern "C" int tls_describe(tw_transport *t, char *buf, size_t len)
 {
     const tls::Settings &s = t->settings;
     const tls::Totals &n = t->totals;
-    std::string text = "inner: " + s.inner + "\nlibrary: " + OpenSSL_version(OPENSSL_VERSION) +
-                       "\ncertificate: " + t->credentials.certificate() + "\ncredentials: " + t->credentials.reloads() +
-                       "\nmin_protocol: " + (s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2") +
-                       "\nverify: " + s.verify_text(true) + " (server), " + s.verify_text(false) + " (client)" +
-                       "\nsession_resumption: " + (s.session_resumption ? "yes" : "no") +
-                       "\nhandshakes: accepted=" + std::to_string(n.accepted) +
-                       " connected=" + std::to_string(n.connected) + " resumed=" + std::to_string(n.resumed) +
-                       " failed=" + std::to_string(n.failed) + " verify_failed=" + std::to_string(n.verify_failed) +
-                       " not_tls=" + std::to_string(n.not_tls) + " timed_out=" + std::to_string(n.timed_out) +
-                       " refused_busy=" + std::to_string(n.refused_busy) +
-                       " in_flight=" + std::to_string(t->handshakes_in_flight.load()) + "\n";
+    std::string text =
+        "inner: " + s.inner + "\nlibrary: " + OpenSSL_version(OPENSSL_VERSION) + "\nktls: " + tls::kernel_tls_status() +
+        "\ncertificate: " + t->credentials.certificate() + "\ncredentials: " + t->credentials.reloads() +
+        "\nmin_protocol: " + (s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2") + "\nverify: " + s.verify_text(true) +
+        " (server), " + s.verify_text(false) + " (client)" +
+        "\nsession_resumption: " + (s.session_resumption ? "yes" : "no") +
+        "\nhandshakes: accepted=" + std::to_string(n.accepted) + " connected=" + std::to_string(n.connected) +
+        " resumed=" + std::to_string(n.resumed) + " failed=" + std::to_string(n.failed) +
+        " verify_failed=" + std::to_string(n.verify_failed) + " not_tls=" + std::to_string(n.not_tls) +
+        " timed_out=" + std::to_string(n.timed_out) + " refused_busy=" + std::to_string(n.refused_busy) +
+        " in_flight=" + std::to_string(t->handshakes_in_flight.load()) + "\n";
     text += twinwire::stacking::inner_description(t->inner, t->inner_t);
     return snprintf(buf, len, "%s", text.c_str());
 }

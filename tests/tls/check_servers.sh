@@ -411,5 +411,15 @@ printf '%s\n' "$out" >"$WORK/not-key"
 check "a file that holds no private key, given as tls.key_file, stops start-up, naming the key" "$WORK/not-key" \
     "tls.key_file = '$C/server.pem' is not an unencrypted PEM private key"
 
+# --- kTLS: twinwire-info says whether this kernel could take the records, and why not used
+timeout 30 "$INFO" --transport tls >"$WORK/info-tls" 2>&1
+if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null || [ -e /sys/module/tls ]; then
+    check "twinwire-info: this kernel offers the tls ULP, and the plugin says it seals records itself" "$WORK/info-tls" \
+        '^  ktls: not used: this kernel offers the tls ULP, but the plugin seals records in user space'
+else
+    check "twinwire-info: this kernel has no tls ULP, and the plugin says so" "$WORK/info-tls" \
+        "^  ktls: unavailable: this kernel offers no tls ULP \(tcp_available_ulp: $(cat /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null)"
+fi
+
 echo "1..$n"
 exit $failed
