@@ -4,6 +4,8 @@
 // loop; past tls.max_handshakes a new one is refused at once.
 #include "tls.hpp"
 
+#include <stacked_loop.hpp>
+
 #include <cerrno>
 #include <new>
 
@@ -31,14 +33,7 @@ extern "C" int tls_listen(tw_transport_loop *tl, const struct tw_listen_params *
     l->tl = tl;
     l->on_incoming = params->on_incoming;
     l->arg = params->arg;
-    tw_listen_params p{};
-    p.size = sizeof p;
-    p.backlog = params->backlog;
-    p.addr = params->addr;
-    p.addrlen = params->addrlen;
-    p.flags = params->flags;
-    p.on_incoming = on_inner_incoming;
-    p.arg = l;
+    tw_listen_params p = twinwire::stacking::inner_listen_params(*params, on_inner_incoming, l);
     int rc = t->inner->listen(tl->inner, &p, &l->inner);
     if (rc < 0) {
         delete l;

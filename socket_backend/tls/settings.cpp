@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "settings.hpp"
 
+#include <stacked_loop.hpp>
+
 #include <twinwire/errors.h>
 
 #include <openssl/ssl.h>
@@ -196,18 +198,14 @@ const char *Settings::verify_text(bool server) const
 
 int load_settings(const tw_host *host, Settings *out, char *why, size_t why_len)
 {
-    try {
-        Settings s;
-        load(host, s);
-        *out = s;
-        return 0;
-    } catch (const Bad &e) {
-        snprintf(why, why_len, "%s", e.what());
-        return -TW_ECONFIG;
-    } catch (const std::exception &e) {
-        snprintf(why, why_len, "reading the tls.* keys: %s", e.what());
-        return -ENOMEM;
-    }
+    return twinwire::stacking::load_guarded<Bad>(
+        "tls",
+        [&] {
+            Settings s;
+            load(host, s);
+            *out = s;
+        },
+        why, why_len);
 }
 
 } // namespace tls

@@ -5,6 +5,7 @@
 #include "tls.hpp"
 
 #include <inner_describe.hpp>
+#include <stacked_loop.hpp>
 #include <twinwire/tls.h>
 
 #include <openssl/crypto.h>
@@ -175,32 +176,10 @@ extern "C" int tls_describe(tw_transport *t, char *buf, size_t len)
 
 extern "C" int tls_loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
 {
-    tw_transport_loop *tl = new (std::nothrow) tw_transport_loop{};
-    if (!tl) return -ENOMEM;
-    tl->t = t;
-    tl->loop = loop;
-    int rc = t->inner->loop_attach(t->inner_t, loop, &tl->inner);
-    if (rc < 0) {
-        delete tl;
-        return rc;
-    }
-    *out = tl;
-    return 0;
+    return twinwire::stacking::attach_loop(t, loop, out);
 }
 
-extern "C" void tls_loop_detach(tw_transport_loop *tl)
-{
-    // Connections still lingering get no more time: the loop is going.
-    std::vector<tw_conn *> left;
-    left.swap(tl->lingering);
-    for (tw_conn *c : left) {
-        if (c->inner) c->t->inner->close(c->inner);
-        c->inner = nullptr;
-        tls::free_conn(c);
-    }
-    tl->t->inner->loop_detach(tl->inner);
-    delete tl;
-}
+extern "C" void tls_loop_detach(tw_transport_loop *tl) { twinwire::stacking::detach_loop(tl, tls::free_conn); }
 
 extern "C" int tls_has_pending(tw_transport_loop *tl)
 {

@@ -2,6 +2,8 @@
 // Listeners: the inner transport's, with accepted connections wrapped.
 #include "fault.hpp"
 
+#include <stacked_loop.hpp>
+
 #include <cerrno>
 #include <netinet/in.h>
 #include <new>
@@ -36,14 +38,7 @@ extern "C" int fault_listen(tw_transport_loop *fl, const struct tw_listen_params
     l->fl = fl;
     l->on_incoming = params->on_incoming;
     l->arg = params->arg;
-    tw_listen_params p{};
-    p.size = sizeof p;
-    p.backlog = params->backlog;
-    p.addr = params->addr;
-    p.addrlen = params->addrlen;
-    p.flags = params->flags;
-    p.on_incoming = on_inner_incoming;
-    p.arg = l;
+    tw_listen_params p = twinwire::stacking::inner_listen_params(*params, on_inner_incoming, l);
     int rc = fl->t->inner->listen(fl->inner, &p, &l->inner);
     if (rc < 0) {
         delete l;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "settings.hpp"
 
+#include <stacked_loop.hpp>
+
 #include <twinwire/errors.h>
 
 #include <cerrno>
@@ -211,18 +213,14 @@ std::string Settings::summary() const
 
 int load_settings(const tw_host *host, Settings *out, char *why, size_t why_len)
 {
-    try {
-        Settings s;
-        load(host, s);
-        *out = s;
-        return 0;
-    } catch (const Bad &e) {
-        snprintf(why, why_len, "%s", e.what());
-        return -TW_ECONFIG;
-    } catch (const std::exception &e) {
-        snprintf(why, why_len, "reading the fault.* keys: %s", e.what());
-        return -ENOMEM;
-    }
+    return twinwire::stacking::load_guarded<Bad>(
+        "fault",
+        [&] {
+            Settings s;
+            load(host, s);
+            *out = s;
+        },
+        why, why_len);
 }
 
 } // namespace fault

@@ -4,6 +4,7 @@
 #include "fault.hpp"
 
 #include <inner_describe.hpp>
+#include <stacked_loop.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -109,32 +110,10 @@ extern "C" int fault_describe(tw_transport *t, char *buf, size_t len)
 
 extern "C" int fault_loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
 {
-    tw_transport_loop *fl = new (std::nothrow) tw_transport_loop{};
-    if (!fl) return -ENOMEM;
-    fl->t = t;
-    fl->loop = loop;
-    int rc = t->inner->loop_attach(t->inner_t, loop, &fl->inner);
-    if (rc < 0) {
-        delete fl;
-        return rc;
-    }
-    *out = fl;
-    return 0;
+    return twinwire::stacking::attach_loop(t, loop, out);
 }
 
-extern "C" void fault_loop_detach(tw_transport_loop *fl)
-{
-    // Connections still lingering get no more time: the loop is going.
-    std::vector<tw_conn *> left;
-    left.swap(fl->lingering);
-    for (tw_conn *c : left) {
-        if (c->inner) c->t->inner->close(c->inner);
-        c->inner = nullptr;
-        fault::free_conn(c);
-    }
-    fl->t->inner->loop_detach(fl->inner);
-    delete fl;
-}
+extern "C" void fault_loop_detach(tw_transport_loop *fl) { twinwire::stacking::detach_loop(fl, fault::free_conn); }
 
 extern "C" int fault_has_pending(tw_transport_loop *fl)
 {
