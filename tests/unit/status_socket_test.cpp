@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 using namespace twinwire;
@@ -120,7 +121,8 @@ TEST_CASE("Runtime::status counts each transport's connections and names where i
         CHECK(answer.find("\ntransport tcp connections=6 listening=" + where + "\n") != std::string::npos);
         {
             std::lock_guard<std::mutex> lock(mutex);
-            for (auto &c : clients) c->close();
+            // Each on its own loop's thread, as close() wants.
+            for (auto &c : clients) c->loop().post([c] { c->close(); });
             clients.clear();
         }
         CHECK(rt.loop(0).run_until([&] { return tcp_connections(rt) == 0; }, 20s));
