@@ -83,6 +83,7 @@ int make_ssl(tw_conn *c, bool server)
 
 void finish_linger(tw_conn *c)
 {
+    if (is_direct(c) && c->inner && !c->inner_error) drain_direct(c);
     if (c->inner) inner_ops(c).close(c->inner);
     c->inner = nullptr;
     free_conn(c);
@@ -106,7 +107,9 @@ void on_timer(tw_timer *, void *arg)
 void on_lingering(tw_conn *c, uint32_t events)
 {
     if (events & TW_EV_ERROR) return finish_linger(c);
-    if (events & TW_EV_READ) { // nobody reads any more: drop what arrives
+    if (events & TW_EV_READ && is_direct(c)) {
+        if (drain_direct(c)) c->flags |= kInnerEof;
+    } else if (events & TW_EV_READ) { // nobody reads any more: drop what arrives
         char buf[16384];
         ssize_t n;
         while ((n = inner_ops(c).read(c->inner, buf, sizeof buf)) > 0) {
@@ -123,7 +126,10 @@ void on_inner(tw_conn *, uint32_t events, void *arg)
     tw_conn *c = static_cast<tw_conn *>(arg);
     if (c->phase == Phase::Lingering) return on_lingering(c, events);
     if (c->phase == Phase::Failed && !c->inner) return;
-    if (events & TW_EV_CONNECTED && c->phase == Phase::Connecting) c->phase = Phase::Handshaking;
+    if (events & TW_EV_CONNECTED && c->phase == Phase::Connecting) {
+        c->phase = Phase::Handshaking;
+        go_direct(c);
+    }
     if (events & (TW_EV_READ | TW_EV_ERROR)) pull(c);
     if (events & TW_EV_ERROR && !c->inner_error) c->inner_error = inner_ops(c).get_error(c->inner);
     if (events & TW_EV_WRITE) flush(c);
@@ -178,6 +184,7 @@ void fail(tw_conn *c, int code, const std::string &text)
     if (c->timer) host_of(c)->timer_disarm(c->timer);
     if (c->inner) {
         flush(c); // the alert, when OpenSSL wrote one: the peer learns why
+        if (is_direct(c)) discard_input(c);
         inner_ops(c).close(c->inner);
         c->inner = nullptr;
     }
@@ -249,6 +256,7 @@ void start_accepted(void *conn)
         return;
     }
     arm_deadline(c, c->t->settings.handshake_timeout_ms * 1000000ull);
+    go_direct(c);
     inner_ops(c).set_callback(c->inner, on_inner, c);
 }
 
@@ -311,6 +319,7 @@ extern "C" int tls_set_callback(tw_conn *c, tw_conn_cb cb, void *arg)
 extern "C" int tls_set_events(tw_conn *c, uint32_t events)
 {
     c->want = events & (TW_EV_READ | TW_EV_WRITE);
+    if (is_direct(c) && c->inner) inner_set(c); // the socket's READ follows what the host wants
     make_active(c);
     return 0;
 }
@@ -329,11 +338,7 @@ extern "C" void tls_close(tw_conn *c)
     c->flags &= ~kInActive;
     seal_staged(c); // accepted writes go out before close_notify
     if (c->phase == Phase::Up && c->inner && !c->inner_error) {
-        if (!has(c, kShutWr)) {
-            ERR_clear_error();
-            SSL_shutdown(c->ssl);
-            ERR_clear_error();
-        }
+        if (!has(c, kShutWr)) queue_close_notify(c);
         flush(c);
         if (tx_held(c) > 0) { // the inner connection is full: linger until it takes the rest
             c->phase = Phase::Lingering;

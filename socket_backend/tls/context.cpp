@@ -85,6 +85,7 @@ EVP_PKEY *read_private_key(const std::string &path)
 int common_setup(SSL_CTX *ctx, const Settings &s, std::string *why)
 {
     SSL_CTX_set_min_proto_version(ctx, s.min_protocol);
+    SSL_CTX_set_max_proto_version(ctx, s.max_protocol);
     // Renegotiation would make a write wait for a read; nobody needs it.
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
     SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);

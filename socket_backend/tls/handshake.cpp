@@ -10,6 +10,8 @@
 #include <openssl/x509.h>
 
 #include <cerrno>
+#include <cstring>
+#include <sys/socket.h>
 
 namespace tls {
 namespace {
@@ -45,24 +47,13 @@ void fail_loud(tw_conn *c, int code, const std::string &text)
     fail(c, code, "TLS with " + std::string(role(c)) + " " + c->peer + ": " + text);
 }
 
-// The peer's first bytes tell a plaintext client (or server) at once.
+// Refuse a plaintext peer with what it sent (first_bytes_verdict's words).
 bool refuse_if_not_tls(tw_conn *c)
 {
-    if (has(c, kFirstBytesSeen) || BIO_ctrl_pending(c->rbio) == 0) return false;
-    c->flags |= kFirstBytesSeen;
-    char *p = nullptr;
-    long n = BIO_get_mem_data(c->rbio, &p);
-    unsigned char first = static_cast<unsigned char>(p[0]);
-    if (first == kRecordHandshake || (first == kRecordAlert && !has(c, kServer))) return false;
+    if (c->not_tls.empty() && !is_direct(c)) c->not_tls = first_bytes_verdict(c);
+    if (c->not_tls.empty()) return false;
     c->t->totals.not_tls++;
-    if (has(c, kServer))
-        fail_loud(c, -TW_EPEERPROTO,
-                  "the client does not speak TLS: its first bytes were " + quoted(p, static_cast<size_t>(n)) +
-                      " (a plaintext client on a TLS port?)");
-    else
-        fail_loud(c, -TW_EPEERPROTO,
-                  "the server does not speak TLS: it answered " + quoted(p, static_cast<size_t>(n)) +
-                      " (a plaintext port?)");
+    fail_loud(c, -TW_EPEERPROTO, c->not_tls);
     return true;
 }
 
@@ -75,6 +66,7 @@ void completed(tw_conn *c)
     c->deadline_ns = 0;
     tw_transport *t = c->t;
     (has(c, kServer) ? t->totals.accepted : t->totals.connected)++;
+    note_kernel_tls(c);
     bool resumed = SSL_session_reused(c->ssl) == 1;
     if (resumed) t->totals.resumed++;
     const tw_host *h = t->host;
@@ -83,8 +75,9 @@ void completed(tw_conn *c)
                has(c, kServer) ? "from" : "to", c->peer.c_str(), X509_verify_cert_error_string(c->verification.error),
                c->verification.subject.c_str());
     if (h->log_enabled(h, TW_LOG_DEBUG))
-        h->log(h, TW_LOG_DEBUG, "TLS %s %s: %s %s%s", has(c, kServer) ? "from" : "to", c->peer.c_str(),
-               SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl), resumed ? ", resumed" : "");
+        h->log(h, TW_LOG_DEBUG, "TLS %s %s: %s %s%s%s", has(c, kServer) ? "from" : "to", c->peer.c_str(),
+               SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl), resumed ? ", resumed" : "",
+               has(c, kKtlsSend) ? (has(c, kKtlsReceive) ? ", kTLS both ways" : ", kTLS sending") : "");
 }
 
 bool is_peer_refusing_our_certificate(int reason)
@@ -112,12 +105,37 @@ bool is_not_tls(int reason)
 
 } // namespace
 
+std::string first_bytes_verdict(tw_conn *c)
+{
+    if (has(c, kFirstBytesSeen)) return "";
+    char peeked[24];
+    char *p = peeked;
+    long n = 0;
+    if (is_direct(c)) { // they stay in the socket for OpenSSL
+        n = recv(c->fd, peeked, sizeof peeked, MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0) return ""; // nothing yet, or the end: OpenSSL says which
+    } else {
+        if (BIO_ctrl_pending(c->rbio) == 0) return "";
+        n = BIO_get_mem_data(c->rbio, &p);
+    }
+    c->flags |= kFirstBytesSeen;
+    unsigned char first = static_cast<unsigned char>(p[0]);
+    if (first == kRecordHandshake || (first == kRecordAlert && !has(c, kServer))) return "";
+    if (has(c, kServer))
+        return "the client does not speak TLS: its first bytes were " + quoted(p, static_cast<size_t>(n)) +
+               " (a plaintext client on a TLS port?)";
+    return "the server does not speak TLS: it answered " + quoted(p, static_cast<size_t>(n)) + " (a plaintext port?)";
+}
+
 void handshake_step(tw_conn *c)
 {
     if (c->phase != Phase::Handshaking || refuse_if_not_tls(c)) return;
     ERR_clear_error();
     int r = SSL_do_handshake(c->ssl);
+    if (refuse_if_not_tls(c)) return; // direct: OpenSSL's read met them (direct.cpp)
     int e = r == 1 ? SSL_ERROR_NONE : SSL_get_error(c->ssl, r);
+    if (e == SSL_ERROR_WANT_WRITE) c->flags |= kWantsWrite; // direct: the socket is full
+    else c->flags &= ~kWantsWrite;
     flush(c); // the next flight, or the alert that tells the peer why
     if (r == 1) return completed(c);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
@@ -134,11 +152,17 @@ void handshake_step(tw_conn *c)
 
 void fail_from_ssl(tw_conn *c, int ssl_error, const char *during)
 {
+    const int sys = errno; // direct: what the socket said
     c->flags |= kSslDead;
     int reason = ERR_GET_REASON(ERR_peek_error());
     std::string openssl = drain_errors();
     const Verification &v = c->verification;
-    if (ssl_error == SSL_ERROR_SYSCALL && openssl == "no reason from OpenSSL")
+    if (is_direct(c) && ssl_error == SSL_ERROR_SYSCALL && sys != 0) {
+        if (sys == EPIPE) drop_sigpipe();
+        return fail_loud(c, -sys, std::string("the connection failed during the ") + during + ": " + strerror(sys));
+    }
+    if ((ssl_error == SSL_ERROR_SYSCALL && openssl == "no reason from OpenSSL") ||
+        reason == SSL_R_UNEXPECTED_EOF_WHILE_READING)
         return fail_loud(c, -ECONNRESET, std::string("the peer closed the connection during the ") + during);
     if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED && v.error) {
         c->t->totals.verify_failed++;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Whether the kernel could take the record layer (kTLS), for probe and
-// describe: twinwire-info says why it is not used.
+// Whether the kernel can take the record layer (kTLS), and what the
+// sessions did with it, for probe and describe: twinwire-info says which,
+// and why not.
 #include "tls.hpp"
 
 #include <sys/utsname.h>
@@ -43,14 +44,27 @@ bool module_on_disk()
 
 } // namespace
 
-std::string kernel_tls_status()
+bool kernel_offers_tls() { return has_word(available_ulps(), "tls") || access("/sys/module/tls", F_OK) == 0; }
+
+std::string kernel_tls_status(const tw_transport *t)
 {
-    const std::string ulps = available_ulps();
-    if (has_word(ulps, "tls") || access("/sys/module/tls", F_OK) == 0)
-        return "not used: this kernel offers the tls ULP, but the plugin seals records in user space (OpenSSL "
-               "over memory BIOs, so that it runs over any inner transport)";
-    return "unavailable: this kernel offers no tls ULP (tcp_available_ulp: " + (ulps.empty() ? "none" : ulps) +
-           (module_on_disk() ? "; the tls module is on disk but not loaded" : "; no tls module") + ")";
+    if (!kernel_offers_tls()) {
+        const std::string ulps = available_ulps();
+        return "unavailable: this kernel offers no tls ULP (tcp_available_ulp: " + (ulps.empty() ? "none" : ulps) +
+               (module_on_disk() ? "; the tls module is on disk but not loaded" : "; no tls module") + ")";
+    }
+    if (!t)
+        return "available: this kernel offers the tls ULP; TLS 1.2 sessions over tls.inner = tcp hand it their "
+               "records unless tls.ktls = off";
+    if (!t->settings.ktls) return "off: tls.ktls = off (this kernel offers the tls ULP)";
+    if (t->settings.inner != "tcp")
+        return "not used: this kernel offers the tls ULP, but tls.inner = " + t->settings.inner +
+               " is not tcp (records are sealed in user space, over memory BIOs)";
+    const Totals &n = t->totals;
+    return "in use for TLS 1.2: " + std::to_string(n.direct.load()) +
+           " sessions on the socket; the kernel seals the records of " + std::to_string(n.ktls_send.load()) +
+           " and opens those of " + std::to_string(n.ktls_receive.load()) +
+           " (TLS 1.3 stays in user space: OpenSSL cannot give the kernel the new keys a peer's KeyUpdate asks for)";
 }
 
 } // namespace tls

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Records: ciphertext moves between the inner connection and two memory
 // BIOs, bounded each way (kRxLimit, kTxLimit); OpenSSL turns it into the
-// plaintext the host reads and writes.  Small writes that follow another in
-// the same loop turn are staged and sealed together, in records of 16 KiB.
+// plaintext the host reads and writes.  A direct session (direct.cpp) has
+// OpenSSL on the socket instead.  Small writes that follow another in the
+// same loop turn are staged and sealed together, in records of 16 KiB.
 #include "tls.hpp"
 
 #include <twinwire/errors.h>
@@ -12,17 +13,25 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <string>
 #include <sys/socket.h>
 
 namespace tls {
 namespace {
 
-// What SSL_read's failure means for the host; fails the connection when it is one.
-ssize_t read_failed(tw_conn *c, int r)
+// What SSL_read's failure (and errno right after it) means for the host;
+// fails the connection when it is one.
+ssize_t read_failed(tw_conn *c, int r, int sys)
 {
     int e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_ZERO_RETURN) return 0; // the peer's close_notify: end of stream
+    if (is_direct(c) && peer_ended_stream(e, sys)) {
+        c->flags |= kSslDead;
+        fail(c, -ECONNRESET,
+             "TLS with " + c->peer + ": the peer closed the connection without close_notify (data may be cut short)");
+        return c->failure.code;
+    }
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         if (c->inner_error) {
             fail(c, c->inner_error, std::string("TLS: ") + (c->inner ? inner_ops(c).last_error(c->inner) : ""));
@@ -44,8 +53,18 @@ ssize_t read_failed(tw_conn *c, int r)
 
 } // namespace
 
+bool peer_ended_stream(int ssl_error, int sys)
+{
+    if (ssl_error == SSL_ERROR_SYSCALL && sys == 0 && ERR_peek_error() == 0) return true;
+    return ssl_error == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
+
 void pull(tw_conn *c)
 {
+    if (is_direct(c)) { // OpenSSL reads the socket itself: say it may have something
+        c->flags |= kRxMaybe;
+        return;
+    }
     char buf[kChunk];
     while (c->inner && !has(c, kInnerEof) && !c->inner_error && rx_held(c) < kRxLimit) {
         ssize_t n = inner_ops(c).read(c->inner, buf, sizeof buf);
@@ -59,6 +78,7 @@ void pull(tw_conn *c)
 
 void flush(tw_conn *c)
 {
+    if (is_direct(c)) return flush_direct(c);
     // Our close_notify and the inner SHUT_WR are out: what OpenSSL writes
     // now (an answer to the peer's KeyUpdate, an alert) has nowhere to go,
     // and writing it would fail the connection the peer still sends on.
@@ -95,8 +115,12 @@ void flush(tw_conn *c)
 void inner_set(tw_conn *c)
 {
     uint32_t ev = 0;
-    if (!has(c, kInnerEof) && !c->inner_error && rx_held(c) < kRxLimit) ev |= TW_EV_READ;
-    if (tx_held(c) > 0 && !c->inner_error) ev |= TW_EV_WRITE;
+    if (is_direct(c)) {
+        ev = direct_inner_events(c);
+    } else {
+        if (!has(c, kInnerEof) && !c->inner_error && rx_held(c) < kRxLimit) ev |= TW_EV_READ;
+        if (tx_held(c) > 0 && !c->inner_error) ev |= TW_EV_WRITE;
+    }
     if (ev != c->inner_events) {
         c->inner_events = ev;
         inner_ops(c).set_events(c->inner, ev);
@@ -106,16 +130,12 @@ void inner_set(tw_conn *c)
 int seal_staged(tw_conn *c)
 {
     if (!has(c, kStaged)) return 0;
-    c->flags &= ~kStaged; // its entry in the loop's list is skipped or erased
+    if (!c->pending_write.empty()) return 0; // sealed once it is out (flush_direct), in stream order
+    c->flags &= ~kStaged;                    // its entry in the loop's list is skipped or erased
     std::string text;
     text.swap(c->staged);
     if (c->phase != Phase::Up || has(c, kSslDead)) return c->failure.code; // failed meanwhile: nothing to send
-    ERR_clear_error();
-    int r = SSL_write(c->ssl, text.data(), static_cast<int>(text.size()));
-    if (r <= 0) {
-        fail_from_ssl(c, SSL_get_error(c->ssl, r), "session");
-        return c->failure.code;
-    }
+    if (int r = ssl_write_all(c, text.data(), static_cast<int>(text.size())); r < 0) return r;
     flush(c);
     if (c->inner) inner_set(c);
     text.clear();
@@ -143,14 +163,16 @@ extern "C" ssize_t tls_read(tw_conn *c, void *buf, size_t len)
     const int want = static_cast<int>(std::min<size_t>(len, INT_MAX));
     ERR_clear_error();
     int r = SSL_read(c->ssl, buf, want);
+    int sys = errno; // direct: what the socket said
     // Out of records: take what the inner connection has and try once more
     // (asking it only then saves a read call per record).
-    if (r <= 0 && SSL_get_error(c->ssl, r) == SSL_ERROR_WANT_READ && c->inner) {
+    if (r <= 0 && !is_direct(c) && SSL_get_error(c->ssl, r) == SSL_ERROR_WANT_READ && c->inner) {
         size_t before = rx_held(c);
         pull(c);
         if (rx_held(c) != before) {
             ERR_clear_error();
             r = SSL_read(c->ssl, buf, want);
+            sys = errno;
         }
     }
     if (tx_held(c)) flush(c); // a KeyUpdate answer, an alert
@@ -162,7 +184,13 @@ extern "C" ssize_t tls_read(tw_conn *c, void *buf, size_t len)
         return r;
     }
     if (c->phase == Phase::Failed) return SSL_get_error(c->ssl, r) == SSL_ERROR_ZERO_RETURN ? 0 : c->failure.code;
-    return read_failed(c, r);
+    if (is_direct(c) && SSL_get_error(c->ssl, r) == SSL_ERROR_SYSCALL && sys != 0) {
+        if (sys == EPIPE) drop_sigpipe();
+        c->flags |= kSslDead;
+        fail(c, -sys, "TLS with " + c->peer + ": " + strerror(sys));
+        return c->failure.code;
+    }
+    return read_failed(c, r, sys);
 }
 
 extern "C" ssize_t tls_readv(tw_conn *c, const struct iovec *iov, int iovcnt)
@@ -185,7 +213,8 @@ extern "C" ssize_t tls_write(tw_conn *c, const void *buf, size_t len)
     if (has(c, kShutWr)) return -EPIPE;
     if (c->inner_error) return c->inner_error;
     size_t held = out_held(c);
-    if (held >= kTxLimit) {
+    // Direct: OpenSSL has to finish the pending write before it takes another.
+    if (held >= kTxLimit || !c->pending_write.empty()) {
         c->counters.would_block++;
         inner_set(c);
         return -EAGAIN;
@@ -214,12 +243,13 @@ extern "C" ssize_t tls_write(tw_conn *c, const void *buf, size_t len)
     }
     // In stream order: what was staged goes first.
     if (int rc = seal_staged(c); rc < 0) return rc;
-    ERR_clear_error();
-    int r = SSL_write(c->ssl, buf, static_cast<int>(n));
-    if (r <= 0) {
-        fail_from_ssl(c, SSL_get_error(c->ssl, r), "session");
-        return c->failure.code;
+    if (!c->pending_write.empty()) { // direct: it did not all go out
+        c->counters.would_block++;
+        inner_set(c);
+        return -EAGAIN;
     }
+    int r = ssl_write_all(c, buf, static_cast<int>(n));
+    if (r < 0) return r;
     c->counters.writes++;
     c->counters.bytes_sent += static_cast<uint64_t>(r);
     flush(c);
@@ -245,9 +275,7 @@ extern "C" int tls_shutdown(tw_conn *c, int how)
     if ((how == SHUT_WR || how == SHUT_RDWR) && !has(c, kShutWr)) {
         if (int rc = seal_staged(c); rc < 0) return rc;
         c->flags |= kShutWr | kShutWrInner;
-        ERR_clear_error();
-        SSL_shutdown(c->ssl); // queues close_notify; reading goes on
-        ERR_clear_error();
+        queue_close_notify(c); // reading goes on
         flush(c);
         inner_set(c);
     }

@@ -104,13 +104,21 @@ void get_verify(const tw_host *host, Settings &s)
     else k.bad("expected off, optional or required");
 }
 
-void get_min_protocol(const tw_host *host, Settings &s)
+void get_protocol(const Key &k, int *out)
 {
-    Key k(host, "tls.min_protocol");
     if (!k.value) return;
-    if (!strcmp(k.value, "1.2") || !strcmp(k.value, "TLSv1.2")) s.min_protocol = TLS1_2_VERSION;
-    else if (!strcmp(k.value, "1.3") || !strcmp(k.value, "TLSv1.3")) s.min_protocol = TLS1_3_VERSION;
+    if (!strcmp(k.value, "1.2") || !strcmp(k.value, "TLSv1.2")) *out = TLS1_2_VERSION;
+    else if (!strcmp(k.value, "1.3") || !strcmp(k.value, "TLSv1.3")) *out = TLS1_3_VERSION;
     else k.bad("expected 1.2 or 1.3 (older versions are not offered)");
+}
+
+void get_protocols(const tw_host *host, Settings &s)
+{
+    Key min(host, "tls.min_protocol"), max(host, "tls.max_protocol");
+    get_protocol(min, &s.min_protocol);
+    get_protocol(max, &s.max_protocol);
+    if (max.value && s.max_protocol < s.min_protocol)
+        max.bad(std::string("below tls.min_protocol = ") + (min.value ? min.value : "1.2"));
 }
 
 // OpenSSL is the judge of a cipher list: a scratch context tries it.
@@ -151,6 +159,15 @@ void get_server_name(const tw_host *host, Settings &s)
     s.server_name = k.value;
 }
 
+void get_ktls(const tw_host *host, Settings &s)
+{
+    Key k(host, "tls.ktls");
+    if (!k.value) return;
+    if (!strcmp(k.value, "auto")) s.ktls = true;
+    else if (!strcmp(k.value, "off")) s.ktls = false;
+    else k.bad("expected auto (the kernel's tls ULP where it has one) or off");
+}
+
 void load(const tw_host *host, Settings &s)
 {
     Key inner(host, "tls.inner");
@@ -164,7 +181,7 @@ void load(const tw_host *host, Settings &s)
     get_file(host, "tls.ca_file", &s.ca_file);
     get_dir(host, "tls.ca_dir", &s.ca_dir);
     get_verify(host, s);
-    get_min_protocol(host, s);
+    get_protocols(host, s);
     get_ciphers(host, s);
     get_server_name(host, s);
     get_bool(host, "tls.session_resumption", &s.session_resumption);
@@ -172,6 +189,7 @@ void load(const tw_host *host, Settings &s)
     get_uint(host, "tls.session_timeout_s", &s.session_timeout_s, 1, 7 * 86400);
     get_uint(host, "tls.handshake_timeout_ms", &s.handshake_timeout_ms, 1, 3600000);
     get_uint(host, "tls.max_handshakes", &s.max_handshakes, 1, 1u << 20);
+    get_ktls(host, s);
     if (s.cert_file.empty() != s.key_file.empty()) {
         Key given(host, s.cert_file.empty() ? "tls.key_file" : "tls.cert_file");
         given.bad(std::string("needs ") + (s.cert_file.empty() ? "tls.cert_file" : "tls.key_file") +

@@ -21,6 +21,7 @@ struct Settings {
     std::string ca_file, ca_dir;     ///< what peers' certificates are checked against
     Verify verify = Verify::Default;
     int min_protocol = 0x0303; ///< TLS1_2_VERSION or TLS1_3_VERSION
+    int max_protocol = 0x0304; ///< TLS1_2_VERSION or TLS1_3_VERSION, not below min_protocol
     std::string ciphers;       ///< TLS 1.2 cipher list ("" = OpenSSL's default)
     std::string ciphersuites;  ///< TLS 1.3 suites ("" = OpenSSL's default)
     std::string server_name;   ///< client: SNI and the name the server's certificate must carry
@@ -29,6 +30,9 @@ struct Settings {
     uint64_t session_timeout_s = 300;
     uint64_t handshake_timeout_ms = 10000;
     uint64_t max_handshakes = 1024; ///< server handshakes in flight at once, over all loops
+    /// tls.ktls: over a TCP inner connection, let OpenSSL hand the record
+    /// layer to the kernel where it offers the tls ULP (off: always in user space).
+    bool ktls = true;
 
     bool has_ca() const { return !ca_file.empty() || !ca_dir.empty(); }
     /// "off", "optional", "required" (the server's default is off, the client's required).

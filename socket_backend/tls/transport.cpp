@@ -32,7 +32,9 @@ int session_info(tw_conn *c, void *data, size_t len)
     if (c->phase != tls::Phase::Up) return -ENOTCONN;
     tw_tls_session full{};
     full.size = out->size;
-    full.version = 1;
+    full.version = 2;
+    full.kernel_tls =
+        (has(c, tls::kKtlsSend) ? TW_TLS_KTLS_SEND : 0u) | (has(c, tls::kKtlsReceive) ? TW_TLS_KTLS_RECEIVE : 0u);
     full.resumed = SSL_session_reused(c->ssl) == 1;
     full.verify_result = static_cast<int32_t>(SSL_get_verify_result(c->ssl));
     copy_text(full.protocol, sizeof full.protocol, SSL_get_version(c->ssl));
@@ -111,6 +113,8 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
     if (!t) return -ENOMEM;
     t->host = host;
     t->settings = s;
+    // Only tcp: a socket under another transport (fault over tcp) is its to use.
+    t->kernel_tls = s.ktls && s.inner == "tcp" && tls::kernel_offers_tls();
     std::string reason;
     rc = t->credentials.load(s, &reason);
     if (rc < 0) {
@@ -135,8 +139,10 @@ extern "C" int tls_init(const tw_host *host, tw_transport **out, char *why, size
         delete t;
         return rc < 0 ? rc : -EINVAL;
     }
-    host->log(host, TW_LOG_INFO, "TLS over %s: %s, TLS %s and later, peer verification %s (server) / %s (client)",
-              s.inner.c_str(), t->credentials.certificate().c_str(), s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2",
+    host->log(host, TW_LOG_INFO, "TLS over %s: %s, TLS %s, peer verification %s (server) / %s (client)",
+              s.inner.c_str(), t->credentials.certificate().c_str(),
+              s.min_protocol == s.max_protocol ? (s.min_protocol == TLS1_3_VERSION ? "1.3 only" : "1.2 only")
+                                               : "1.2 and later",
               s.verify_text(true), s.verify_text(false));
     *out = t;
     return 0;
@@ -152,24 +158,26 @@ extern "C" void tls_fini(tw_transport *t)
 extern "C" int tls_probe(const tw_host *, char *buf, size_t len)
 {
     return snprintf(buf, len, "library: %s\nktls: %s\n", OpenSSL_version(OPENSSL_VERSION),
-                    tls::kernel_tls_status().c_str());
+                    tls::kernel_tls_status(nullptr).c_str());
 }
 
 extern "C" int tls_describe(tw_transport *t, char *buf, size_t len)
 {
     const tls::Settings &s = t->settings;
     const tls::Totals &n = t->totals;
-    std::string text =
-        "inner: " + s.inner + "\nlibrary: " + OpenSSL_version(OPENSSL_VERSION) + "\nktls: " + tls::kernel_tls_status() +
-        "\ncertificate: " + t->credentials.certificate() + "\ncredentials: " + t->credentials.reloads() +
-        "\nmin_protocol: " + (s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2") + "\nverify: " + s.verify_text(true) +
-        " (server), " + s.verify_text(false) + " (client)" +
-        "\nsession_resumption: " + (s.session_resumption ? "yes" : "no") +
-        "\nhandshakes: accepted=" + std::to_string(n.accepted) + " connected=" + std::to_string(n.connected) +
-        " resumed=" + std::to_string(n.resumed) + " failed=" + std::to_string(n.failed) +
-        " verify_failed=" + std::to_string(n.verify_failed) + " not_tls=" + std::to_string(n.not_tls) +
-        " timed_out=" + std::to_string(n.timed_out) + " refused_busy=" + std::to_string(n.refused_busy) +
-        " in_flight=" + std::to_string(t->handshakes_in_flight.load()) + "\n";
+    std::string text = "inner: " + s.inner + "\nlibrary: " + OpenSSL_version(OPENSSL_VERSION) +
+                       "\nktls: " + tls::kernel_tls_status(t) + "\ncertificate: " + t->credentials.certificate() +
+                       "\ncredentials: " + t->credentials.reloads() +
+                       "\nmin_protocol: " + (s.min_protocol == TLS1_3_VERSION ? "1.3" : "1.2") +
+                       "\nmax_protocol: " + (s.max_protocol == TLS1_3_VERSION ? "1.3" : "1.2") +
+                       "\nverify: " + s.verify_text(true) + " (server), " + s.verify_text(false) + " (client)" +
+                       "\nsession_resumption: " + (s.session_resumption ? "yes" : "no") +
+                       "\nhandshakes: accepted=" + std::to_string(n.accepted) +
+                       " connected=" + std::to_string(n.connected) + " resumed=" + std::to_string(n.resumed) +
+                       " failed=" + std::to_string(n.failed) + " verify_failed=" + std::to_string(n.verify_failed) +
+                       " not_tls=" + std::to_string(n.not_tls) + " timed_out=" + std::to_string(n.timed_out) +
+                       " refused_busy=" + std::to_string(n.refused_busy) +
+                       " in_flight=" + std::to_string(t->handshakes_in_flight.load()) + "\n";
     text += twinwire::stacking::inner_description(t->inner, t->inner_t);
     return snprintf(buf, len, "%s", text.c_str());
 }

@@ -393,6 +393,7 @@ cfg 1 "tls.server_name = 'a b' (command line --set): expected a host name" "tls.
 cfg 1 "tls.session_resumption = 'maybe' (command line --set): expected yes or no" tls.session_resumption=maybe
 cfg 1 "tls.handshake_timeout_ms = '0' (command line --set): expected 1..3600000" tls.handshake_timeout_ms=0
 cfg 1 "tls.max_handshakes = 'lots' (command line --set): expected a whole number" tls.max_handshakes=lots
+cfg 1 "tls.ktls = 'on' (command line --set): expected auto (the kernel's tls ULP where it has one) or off" tls.ktls=on
 cfg 1 "tls.inner = 'tls' (command line --set): expected another transport: tls cannot wrap itself" tls.inner=tls
 cfg 1 "unknown key(s) for the tls transport: tls.bogus" tls.bogus=1
 cfg 0 "tls.verify = required" tls.cert_file="$C/server.pem" tls.key_file="$C/server.key" tls.ca_file="$C/ca.pem" \
@@ -411,11 +412,14 @@ printf '%s\n' "$out" >"$WORK/not-key"
 check "a file that holds no private key, given as tls.key_file, stops start-up, naming the key" "$WORK/not-key" \
     "tls.key_file = '$C/server.pem' is not an unencrypted PEM private key"
 
-# --- kTLS: twinwire-info says whether this kernel could take the records, and why not used
+# --- kTLS: twinwire-info says whether this kernel takes the records, and why not
 timeout 30 "$INFO" --transport tls >"$WORK/info-tls" 2>&1
+TWINWIRE_TRANSPORT=tls TWINWIRE_TLS_KTLS=off timeout 30 "$INFO" >"$WORK/info-tls-off" 2>&1
 if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null || [ -e /sys/module/tls ]; then
-    check "twinwire-info: this kernel offers the tls ULP, and the plugin says it seals records itself" "$WORK/info-tls" \
-        '^  ktls: not used: this kernel offers the tls ULP, but the plugin seals records in user space'
+    check "twinwire-info: this kernel offers the tls ULP, and TLS 1.2 sessions over tcp hand it their records" "$WORK/info-tls" \
+        '^  ktls: in use for TLS 1.2: 0 sessions on the socket; the kernel seals the records of 0 and opens those of 0'
+    check "twinwire-info: with tls.ktls = off the plugin says so" "$WORK/info-tls-off" \
+        '^  ktls: off: tls.ktls = off \(this kernel offers the tls ULP\)'
 else
     check "twinwire-info: this kernel has no tls ULP, and the plugin says so" "$WORK/info-tls" \
         "^  ktls: unavailable: this kernel offers no tls ULP \(tcp_available_ulp: $(cat /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null)"

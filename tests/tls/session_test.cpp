@@ -9,12 +9,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "test_certs.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,25 +29,6 @@ namespace {
 using twinwire::Buffer;
 using twinwire::Connection;
 using twinwire::ConnectionPtr;
-
-std::string cert(const char *name)
-{
-    const char *dir = std::getenv("TLS_TEST_CERTS");
-    REQUIRE(dir != nullptr); // run through run_with_certs.sh
-    return std::string(dir) + "/" + name;
-}
-
-twinwire::Config tls_config()
-{
-    twinwire::Config config;
-    config.load_environment(); // TWINWIRE_PLUGIN_PATH
-    config.set("transport", "tls");
-    config.set("threads", "1");
-    config.set("tls.cert_file", cert("server.pem"));
-    config.set("tls.key_file", cert("server.key"));
-    config.set("tls.ca_file", cert("ca.pem"));
-    return config;
-}
 
 struct Session {
     int rc = -1;
@@ -279,4 +263,57 @@ TEST_CASE("a TLS client on a plain port fails with errc::protocol_mismatch, quot
     CHECK(rounds[0].error.code == twinwire::errc::protocol_mismatch);
     CHECK_THAT(rounds[0].error.message,
                Catch::Contains("the server does not speak TLS: it answered '-ERR unknown command\\x0d\\x0a'"));
+}
+
+namespace {
+
+bool kernel_offers_tls_ulp()
+{
+    std::FILE *f = std::fopen("/proc/sys/net/ipv4/tcp_available_ulp", "r");
+    if (!f) return false;
+    char line[256] = "";
+    bool ok = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    std::string ulps = " " + std::string(ok ? line : "");
+    if (!ulps.empty() && ulps.back() == '\n') ulps.pop_back();
+    return (ulps + " ").find(" tls ") != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("over inner tcp, where the kernel offers the tls ULP, a TLS 1.2 session's records are sealed and opened by "
+          "the kernel (kTLS); TLS 1.3, tls.ktls = off and kernels without it keep them in user space",
+          "[tls][ktls]")
+{
+    const bool ulp = kernel_offers_tls_ulp();
+    // The SoftRoCE guest's kernel loads the tls module: a guest run that
+    // lost it would pass here without checking anything.
+    if (std::getenv("TLS_EXPECT_KTLS")) REQUIRE(ulp);
+    auto tls12 = tls_config();
+    tls12.set("tls.max_protocol", "1.2");
+    auto rounds = run_rounds(tls12, 2); // the second one resumed
+    for (const Round &r : rounds) {
+        INFO(r.error.message);
+        REQUIRE(r.echoed);
+        CHECK(std::string(r.client.s.protocol) == "TLSv1.2");
+        REQUIRE(r.client.s.version >= 2);
+        const uint32_t both = ulp ? TW_TLS_KTLS_SEND | TW_TLS_KTLS_RECEIVE : 0;
+        CHECK(r.client.s.kernel_tls == both);
+        CHECK(r.server.s.kernel_tls == both);
+    }
+    CHECK(rounds[1].client.s.resumed == 1);
+
+    auto tls13 = run_rounds(tls_config(), 1);
+    INFO(tls13[0].error.message);
+    REQUIRE(tls13[0].echoed);
+    CHECK(std::string(tls13[0].client.s.protocol) == "TLSv1.3");
+    CHECK(tls13[0].client.s.kernel_tls == 0);
+    CHECK(tls13[0].server.s.kernel_tls == 0);
+
+    tls12.set("tls.ktls", "off");
+    auto off = run_rounds(tls12, 1);
+    INFO(off[0].error.message);
+    REQUIRE(off[0].echoed);
+    CHECK(off[0].client.s.kernel_tls == 0);
+    CHECK(off[0].server.s.kernel_tls == 0);
 }
