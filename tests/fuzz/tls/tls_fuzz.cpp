@@ -254,7 +254,6 @@ public:
             if (c_) {
                 tls_close(c_);
                 c_ = nullptr;
-                closed_ = true;
             }
             break;
         }
@@ -378,7 +377,7 @@ private:
     Peer peer_;
     tw_conn *c_ = nullptr;
     Wire *wire_ = nullptr;
-    bool up_ = false, error_ = false, closed_ = false;
+    bool up_ = false, error_ = false;
     bool clean_ = true; ///< nothing was done to the wire but moving the peer's own bytes
     std::string plugin_read_, plugin_sent_;
 };
