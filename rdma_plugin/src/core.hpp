@@ -365,6 +365,8 @@ struct tw_transport_loop {
     std::vector<tw_listener *> dead_listeners;
     uint64_t last_completion_ns = 0;
     uint64_t cq_generation = 0;
+    /// The devices whose asynchronous events this loop reads (device_events.cpp).
+    std::vector<std::unique_ptr<twrdma::EventReading>> event_readers;
 };
 
 namespace twrdma {

@@ -148,7 +148,11 @@ int Devices::open(const Settings &s, std::string *why)
         std::string port_why;
         for (uint8_t p = 1; p <= d.attr.phys_port_cnt && !d.usable; ++p) {
             if (s.port && p != s.port) continue;
-            if (port_usable(d.ctx, p, s, &port_why)) d.usable = true;
+            if (port_usable(d.ctx, p, s, &port_why)) {
+                d.usable = true;
+                d.port = p;
+                d.events->port_state = IBV_PORT_ACTIVE;
+            }
         }
         if (s.port && s.port > d.attr.phys_port_cnt)
             port_why = format("%s has no port %u (rdma.port)", d.name.c_str(), s.port);
@@ -187,8 +191,8 @@ std::string Devices::describe() const
 {
     std::string out;
     for (auto &d : devices_) {
-        out += format("device: %s %s%s\n", d.name.c_str(),
-                      d.usable ? "in use" : "unused: ", d.usable ? "" : d.why_unusable.c_str());
+        if (d.usable) out += format("device: %s in use, %s\n", d.name.c_str(), device_events_text(d).c_str());
+        else out += format("device: %s unused: %s\n", d.name.c_str(), d.why_unusable.c_str());
     }
     return out;
 }

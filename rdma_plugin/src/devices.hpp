@@ -2,11 +2,13 @@
 // The RDMA devices rdma_cm knows, with one protection domain each.
 #pragma once
 
+#include "device_events.hpp"
 #include "settings.hpp"
 
 #include <infiniband/verbs.h>
 #include <sys/socket.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct Device {
     ibv_device_attr attr{};
     bool usable = false; ///< has an ACTIVE port and matches rdma.device
     std::string why_unusable;
+    uint8_t port = 0; ///< the ACTIVE port found at start (0: none)
+    /// What its asynchronous events said (device_events.cpp); shared by the copies of this entry.
+    std::shared_ptr<DeviceEvents> events = std::make_shared<DeviceEvents>();
 };
 
 class Devices {

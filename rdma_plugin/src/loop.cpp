@@ -186,6 +186,7 @@ int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
         rdma_destroy_event_channel(l->cm);
         return rc;
     }
+    twrdma::watch_device_events(l.get());
     // Pre-register the pool of a device the configuration pins down.
     if (!t->cfg.device.empty()) {
         for (auto &d : const_cast<std::vector<Device> &>(t->devices.all())) {
@@ -300,6 +301,7 @@ void loop_detach(tw_transport_loop *l)
     if (l->tick) h->timer_del(l->tick);
     if (l->refill) h->timer_del(l->refill);
     if (l->cm_watch) h->watch_del(l->cm_watch);
+    twrdma::unwatch_device_events(l);
     for (auto &ld : l->devs) {
         if (ld->watch) h->watch_del(ld->watch);
         ld->pool.reset();

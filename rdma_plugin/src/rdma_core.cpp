@@ -27,6 +27,7 @@
       (ibv_context * c, uint32_t port, uint32_t index, ibv_gid_entry * entry, uint32_t flags, size_t size),            \
       (c, port, index, entry, flags, size))                                                                            \
     X(kVerbs, "IBVERBS_1.1", void, ibv_ack_cq_events, (ibv_cq * cq, unsigned n), (cq, n))                              \
+    X(kVerbs, "IBVERBS_1.1", void, ibv_ack_async_event, (ibv_async_event * event), (event))                            \
     X(kVerbs, "IBVERBS_1.1", ibv_pd *, ibv_alloc_pd, (ibv_context * c), (c))                                           \
     X(kVerbs, "IBVERBS_1.1", int, ibv_close_device, (ibv_context * c), (c))                                            \
     X(kVerbs, "IBVERBS_1.0", ibv_comp_channel *, ibv_create_comp_channel, (ibv_context * c), (c))                      \
@@ -40,6 +41,8 @@
     X(kVerbs, "IBVERBS_1.1", void, ibv_free_device_list, (ibv_device * *list), (list))                                 \
     X(kVerbs, "IBVERBS_1.1", int, ibv_get_cq_event, (ibv_comp_channel * channel, ibv_cq * *cq, void **cq_context),     \
       (channel, cq, cq_context))                                                                                       \
+    X(kVerbs, "IBVERBS_1.1", const char *, ibv_event_type_str, (ibv_event_type event), (event))                        \
+    X(kVerbs, "IBVERBS_1.1", int, ibv_get_async_event, (ibv_context * c, ibv_async_event * event), (c, event))         \
     X(kVerbs, "IBVERBS_1.1", ibv_device **, ibv_get_device_list, (int *n), (n))                                        \
     X(kVerbs, "IBVERBS_1.1", const char *, ibv_get_device_name, (ibv_device * device), (device))                       \
     X(kVerbs, "IBVERBS_1.1", ibv_context *, ibv_open_device, (ibv_device * device), (device))                          \

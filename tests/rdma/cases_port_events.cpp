@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// A port that goes down and comes back (`ip link set sr0 down`, then up):
+// the transport follows its device's asynchronous events (IBV_EVENT_PORT_ERR,
+// IBV_EVENT_PORT_ACTIVE), says so in one log line, and its description
+// shows the port's state and how often it went down and came back.  rdma_cm
+// reports none of this; without the events a connection learns it only when
+// its keepalive times out.
+#include "rdma_test.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+using namespace twinwire::conformance;
+using namespace twinwire::rdmatest;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string describe(Env &env)
+{
+    char buf[8192] = "";
+    env.ops().describe(env.transport().handle(), buf, sizeof buf);
+    return buf;
+}
+
+bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+/// Takes the client's netdev down; brings it and the guest's routes back
+/// (tools/softroce/guest/wire.sh) when it goes.
+struct LinkDown {
+    LinkDown() { REQUIRE(std::system("ip link set sr0 down") == 0); }
+    ~LinkDown() { up(); }
+    void up()
+    {
+        if (done) return;
+        done = true;
+        std::system("ip link set sr0 up; ip link set sr1 up; "
+                    "ip route replace 10.77.0.2/32 dev sr0 table 101 2>/dev/null; "
+                    "ip route replace 10.77.0.1/32 dev sr1 table 102 2>/dev/null; true");
+    }
+    bool done = false;
+};
+
+} // namespace
+
+TEST_CASE("a port that goes down and comes back is followed: a log line, and the description shows its state and "
+          "counts",
+          "[rdma][links]")
+{
+    const char *client_dev = std::getenv("SOFTROCE_CLIENT_DEV");
+    REQUIRE(client_dev);
+    const std::string dev = std::string("device: ") + client_dev + " in use, port 1 ";
+    use_settings({});
+    LogWatch logs;
+    Env env;
+    env.listen(); // the loops are attached: one of them reads each device's events
+    REQUIRE(env.run_until([&] { return has(describe(env), dev + "ACTIVE; events: port down 0, up 0, fatal 0"); }));
+    bool went_down = false, came_back = false;
+    {
+        LinkDown link;
+        went_down = env.run_until([&] { return has(describe(env), dev + "DOWN; events: port down 1"); }, 30s);
+        INFO(describe(env));
+        link.up();
+        came_back = env.run_until(
+            [&] {
+                std::string d = describe(env);
+                return has(d, dev + "ACTIVE; events: port down ") && !has(d, dev + "ACTIVE; events: port down 0") &&
+                       !has(d, ", up 0,");
+            },
+            30s);
+    }
+    INFO(describe(env));
+    CHECK(went_down);
+    CHECK(came_back);
+    CHECK(has(logs.text(), std::string("RDMA device ") + client_dev + " port 1 went down (IBV_EVENT_PORT_ERR)"));
+}
