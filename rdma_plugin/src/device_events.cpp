@@ -4,6 +4,7 @@
 #include "core.hpp"
 #include "report.hpp"
 
+#include <cerrno>
 #include <fcntl.h>
 
 namespace twrdma {
@@ -53,6 +54,14 @@ void on_async_ready(tw_watch *, int, uint32_t, void *arg)
         on_event(r->t, *r->dev, ev);
         ibv_ack_async_event(&ev);
     }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    // A device that went away may leave the fd readable for good: a
+    // level-triggered watch would spin, so this device is no longer read.
+    int err = errno;
+    DeviceEvents &e = *r->dev->events;
+    if (e.watch) r->t->host->watch_set(e.watch, 0);
+    logf(r->t, TW_LOG_WARN, "RDMA device %s: its events are no longer followed: %s", r->dev->name.c_str(),
+         call_failed("ibv_get_async_event", err).c_str());
 }
 
 } // namespace
