@@ -51,7 +51,11 @@ std::string kernel_tls_status(const tw_transport *t)
     if (!kernel_offers_tls()) {
         const std::string ulps = available_ulps();
         return "unavailable: this kernel offers no tls ULP (tcp_available_ulp: " + (ulps.empty() ? "none" : ulps) +
-               (module_on_disk() ? "; the tls module is on disk but not loaded" : "; no tls module") + ")";
+               (module_on_disk() ? "; the tls module is on disk but not loaded: `modprobe tls`, or list it in "
+                                   "/etc/modules-load.d/, lets TLS 1.2 sessions use it (only a process with "
+                                   "CAP_NET_ADMIN makes the kernel load it itself)"
+                                 : "; no tls module") +
+               ")";
     }
     if (!t)
         return "available: this kernel offers the tls ULP; TLS 1.2 sessions over tls.inner = tcp hand it their "
