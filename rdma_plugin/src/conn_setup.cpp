@@ -370,7 +370,7 @@ static void start_resolve(tw_conn *c)
 {
     tw_transport_loop *l = c->loop;
     if (c->res.id) {
-        rdma_destroy_id(c->res.id);
+        l->t->reaper.destroy(c->res.id);
         c->res.id = nullptr;
     }
     if (rdma_create_id(l->cm, &c->res.id, c, RDMA_PS_TCP) != 0) {
@@ -461,7 +461,14 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
         on_disconnect_event(c, ev);
         return;
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    case RDMA_CM_EVENT_DEVICE_REMOVAL: {
+        // The whole device goes: this loop lets go of it at once (this
+        // connection included), the others from their device watch.
+        Device *d = c->res.id && c->res.id->verbs ? c->loop->t->devices.of(c->res.id->verbs) : nullptr;
+        if (d) device_lost(c->loop, d, rdma_event_str(ev.event));
+        else conn_lose_device(c, rdma_event_str(ev.event));
+        return;
+    }
     case RDMA_CM_EVENT_ADDR_CHANGE:
         conn_fail(c, -ENODEV,
                   format("%s: %s; hint: the RDMA device or its address went away", c->peer_text.c_str(),
@@ -560,7 +567,7 @@ void conn_teardown(tw_conn *c)
         if (c->res.qp && !reached(c, kDisconnected) && c->state == ConnState::Established) rdma_disconnect(c->res.id);
         if (c->res.qp) rdma_destroy_qp(c->res.id);
         c->res.qp = nullptr;
-        rdma_destroy_id(c->res.id);
+        l->t->reaper.destroy(c->res.id);
         c->res.id = nullptr;
     }
     if (c->res.ldev && c->res.cq_slot >= 0)

@@ -6,6 +6,7 @@
 
 #include "counters.hpp"
 #include "devices.hpp"
+#include "id_reaper.hpp"
 #include "pool.hpp"
 #include "settings.hpp"
 #include "wire.hpp"
@@ -28,6 +29,11 @@ struct tw_transport {
     twrdma::Settings cfg;
     twrdma::Devices devices;
     twrdma::TransportCounters counters;
+    /// The attached loops (under devices.mutex()): each releases its part
+    /// of a device that goes (device_release.cpp).
+    std::vector<tw_transport_loop *> loops;
+    /// Destroys rdma_cm ids off the loops (last: it goes first, before the devices).
+    twrdma::IdReaper reaper;
 };
 
 namespace twrdma {
@@ -144,6 +150,11 @@ struct tw_listener : twrdma::CmOwner {
     int backlog = 1024;
     std::deque<tw_conn *> queue; ///< requests waiting for accept()
     bool closed = false;
+    sockaddr_storage addr{}; ///< where it listens (the port it got, for port 0)
+    bool v6only = false;
+    /// Its device went: no id until an RDMA device holds the address again
+    /// (listener_relisten, from the loop's device watch).
+    bool suspended = false;
 };
 
 // The parts of a connection, one per concern (tw_conn holds one of each).
@@ -166,6 +177,10 @@ struct RecvStream {
     uint64_t head = 0;     ///< consumed by the application
     uint64_t tail = 0;     ///< arrived
     uint64_t reported = 0; ///< consumed count last sent to the peer
+    /// The device went with bytes unread: they were copied here, from
+    /// stream offset salvage_base, and are read from here.
+    std::vector<uint8_t> salvage;
+    uint64_t salvage_base = 0;
     bool peer_eof = false;
     bool rd_shut = false;
     bool borrowed = false;
@@ -355,6 +370,7 @@ struct tw_transport_loop {
     bool tick_armed = false;
     tw_timer *refill = nullptr; ///< one-shot: register spare rings (loop.cpp)
     bool refill_armed = false;
+    tw_timer *device_watch = nullptr; ///< periodic: devices gone and back, listeners to set up again
     std::vector<std::unique_ptr<twrdma::LoopDevice>> devs;
     std::unordered_map<uint32_t, tw_conn *> serials;
     uint32_t next_serial = 1;
@@ -383,6 +399,8 @@ int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out);
 void loop_detach(tw_transport_loop *l);
 /// The (loop, device) state, created (CQ channel, pool) on first use.
 LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why);
+/// Free it: its CQs, pool and channel (no QP of the loop uses it any more).
+void loop_device_destroy(tw_transport_loop *l, LoopDevice *ld);
 /// Reserve CQ entries for a QP; returns the slot index or -1 with *why.
 int cq_reserve(LoopDevice *ld, int entries, std::string *why);
 void cq_release(LoopDevice *ld, int slot, int entries);
@@ -412,6 +430,9 @@ void conn_close(tw_conn *c);
 /// Withdraw the peer's rkey, release QP, id and block.
 void conn_teardown(tw_conn *c);
 void conn_tick(tw_conn *c, uint64_t now);
+/// The connection's device went (`why`): it fails with -ENODEV, keeps the
+/// bytes that arrived readable, and lets go of every verbs object.
+void conn_lose_device(tw_conn *c, const std::string &why);
 tw_conn *conn_new(tw_transport_loop *l);
 void conn_delete(tw_conn *c);
 
@@ -495,7 +516,23 @@ void resize_on_tick(tw_conn *c, uint64_t now);
 /// to reuse.
 bool resize_teardown(tw_conn *c, bool revoked);
 
+// --- device_release.cpp: devices that go and come back ----------------------
+/// `d` was removed or failed (`why` names the event): nothing new starts on
+/// it, every loop releases its part (this one at once, the others from
+/// their device watch), and the last one releases the PD and the context.
+void device_lost(tw_transport_loop *l, Device *d, const std::string &why);
+/// Release what this loop holds of the gone device `d`, if it still does.
+void loop_release_device(tw_transport_loop *l, Device *d);
+/// The loop's device watch (once a second): devices whose node left sysfs,
+/// parts still to release, listeners to set up again.
+void device_watch(tw_transport_loop *l);
+
 // --- listener.cpp ----------------------------------------------------------
+/// The listener's device went: drop its queue, destroy its id, and listen
+/// again once an RDMA device holds its address.
+void listener_suspend(tw_listener *ls, const std::string &why);
+/// A suspended listener: listen again now if a device holds the address.
+void listener_relisten(tw_listener *ls);
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out);
 void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t pdata_len);
 int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out);

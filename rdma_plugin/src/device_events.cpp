@@ -4,14 +4,17 @@
 #include "core.hpp"
 #include "report.hpp"
 
-#include <cerrno>
 #include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
 
 namespace twrdma {
 namespace {
 
-void on_event(tw_transport *t, Device &d, const ibv_async_event &ev)
+void on_event(tw_transport_loop *l, Device &d, const ibv_async_event &ev)
 {
+    tw_transport *t = l->t;
     DeviceEvents &e = *d.events;
     switch (ev.event_type) {
     case IBV_EVENT_PORT_ERR:
@@ -36,6 +39,7 @@ void on_event(tw_transport *t, Device &d, const ibv_async_event &ev)
              "RDMA device %s failed (IBV_EVENT_DEVICE_FATAL); hint: its connections end with errors; the device "
              "needs a reset or its driver reloading",
              d.name.c_str());
+        device_lost(l, &d, "IBV_EVENT_DEVICE_FATAL");
         return;
     default:
         break;
@@ -47,20 +51,24 @@ void on_event(tw_transport *t, Device &d, const ibv_async_event &ev)
 void on_async_ready(tw_watch *, int, uint32_t, void *arg)
 {
     auto *r = static_cast<EventReading *>(arg);
+    tw_transport_loop *l = r->l;
+    Device *d = r->dev;
     ibv_async_event ev;
     // The fd is non-blocking: read until it is empty, acknowledging each
     // event at once (destroying a QP or CQ waits for its events' acks).
-    while (ibv_get_async_event(r->dev->ctx, &ev) == 0) {
-        on_event(r->t, *r->dev, ev);
+    // A fatal event releases the device, and `r` with it: stop there.
+    while (!d->gone && ibv_get_async_event(d->ctx, &ev) == 0) {
         ibv_ack_async_event(&ev);
+        on_event(l, *d, ev);
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    reap_now(l);
+    if (d->gone || errno == EAGAIN || errno == EWOULDBLOCK) return;
     // A device that went away may leave the fd readable for good: a
     // level-triggered watch would spin, so this device is no longer read.
     int err = errno;
-    DeviceEvents &e = *r->dev->events;
-    if (e.watch) r->t->host->watch_set(e.watch, 0);
-    logf(r->t, TW_LOG_WARN, "RDMA device %s: its events are no longer followed: %s", r->dev->name.c_str(),
+    DeviceEvents &e = *d->events;
+    if (e.watch) l->host->watch_set(e.watch, 0);
+    logf(l->t, TW_LOG_WARN, "RDMA device %s: its events are no longer followed: %s", d->name.c_str(),
          call_failed("ibv_get_async_event", err).c_str());
 }
 
@@ -68,12 +76,13 @@ void on_async_ready(tw_watch *, int, uint32_t, void *arg)
 
 void watch_device_events(tw_transport_loop *l)
 {
-    for (auto &dev : const_cast<std::vector<Device> &>(l->t->devices.all())) {
+    for (Device *d : l->t->devices.all()) {
+        Device &dev = *d;
         DeviceEvents &e = *dev.events;
         tw_transport_loop *none = nullptr;
-        if (!dev.ctx || !e.reader.compare_exchange_strong(none, l)) continue;
+        if (!dev.ctx || dev.gone || !e.reader.compare_exchange_strong(none, l)) continue;
         int flags = fcntl(dev.ctx->async_fd, F_GETFL);
-        auto reading = std::make_unique<EventReading>(EventReading{l->t, &dev});
+        auto reading = std::make_unique<EventReading>(EventReading{l, &dev});
         if (flags < 0 || fcntl(dev.ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
             l->host->watch_add(l->loop, dev.ctx->async_fd, TW_WATCH_READ, on_async_ready, reading.get(), &e.watch) !=
                 0) {
@@ -86,10 +95,22 @@ void watch_device_events(tw_transport_loop *l)
     }
 }
 
+void stop_device_events(tw_transport_loop *l, Device *d)
+{
+    DeviceEvents &e = *d->events;
+    if (e.reader != l) return;
+    if (e.watch) l->host->watch_del(e.watch);
+    e.watch = nullptr;
+    auto &readers = l->event_readers;
+    readers.erase(std::remove_if(readers.begin(), readers.end(), [d](const auto &r) { return r->dev == d; }),
+                  readers.end());
+    // Not handed back (reader stays set): nobody reads a gone device again.
+}
+
 void unwatch_device_events(tw_transport_loop *l)
 {
-    for (auto &dev : const_cast<std::vector<Device> &>(l->t->devices.all())) {
-        DeviceEvents &e = *dev.events;
+    for (Device *d : l->t->devices.all()) {
+        DeviceEvents &e = *d->events;
         if (e.reader != l) continue;
         if (e.watch) l->host->watch_del(e.watch);
         e.watch = nullptr;

@@ -22,7 +22,7 @@ struct Device;
 
 /// A loop's reading of one device's events (the argument of its watch).
 struct EventReading {
-    tw_transport *t;
+    tw_transport_loop *l;
     Device *dev;
 };
 
@@ -41,6 +41,8 @@ struct DeviceEvents {
 void watch_device_events(tw_transport_loop *l);
 /// loop_detach: stop reading the devices this loop reads.
 void unwatch_device_events(tw_transport_loop *l);
+/// The device goes: stop reading its events if this loop reads them.
+void stop_device_events(tw_transport_loop *l, Device *d);
 /// "port 1 ACTIVE; events: port down 1, up 1, fatal 0" for describe.
 std::string device_events_text(const Device &d);
 

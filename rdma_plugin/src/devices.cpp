@@ -7,6 +7,7 @@
 #include <twinwire/errors.h>
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <net/if.h>
 #include <rdma/rdma_cma.h>
 
@@ -65,7 +66,8 @@ static std::string gid_text(const ibv_gid &gid)
 Devices::~Devices()
 {
     for (auto &d : devices_)
-        if (d.pd) ibv_dealloc_pd(d.pd);
+        if (d->pd) ibv_dealloc_pd(d->pd);
+    for (ibv_context **old : retained_) rdma_free_devices(old);
     if (list_) rdma_free_devices(list_);
 }
 
@@ -113,8 +115,61 @@ static bool kernel_lacks_uverbs()
     return errno == ENOSYS;
 }
 
+static ino_t node_inode(const ibv_context *ctx)
+{
+    struct stat st {};
+    return stat(ctx->device->dev_path, &st) == 0 ? st.st_ino : 0;
+}
+
+void Devices::add(ibv_context *ctx, std::string *down)
+{
+    const Settings &s = *settings_;
+    auto d = std::make_unique<Device>();
+    d->ctx = ctx;
+    d->name = ibv_get_device_name(ctx->device);
+    d->dev_path = ctx->device->dev_path;
+    d->dev_ino = node_inode(ctx);
+    if (!s.device.empty() && d->name != s.device) {
+        d->why_unusable = "not the configured rdma.device";
+        devices_.push_back(std::move(d));
+        return;
+    }
+    int rc = ibv_query_device(ctx, &d->attr);
+    if (rc) {
+        d->why_unusable = call_failed("ibv_query_device", rc);
+        devices_.push_back(std::move(d));
+        return;
+    }
+    std::string port_why;
+    for (uint8_t p = 1; p <= d->attr.phys_port_cnt && !d->usable; ++p) {
+        if (s.port && p != s.port) continue;
+        if (port_usable(ctx, p, s, &port_why)) {
+            d->usable = true;
+            d->port = p;
+            d->events->port_state = IBV_PORT_ACTIVE;
+        }
+    }
+    if (s.port && s.port > d->attr.phys_port_cnt)
+        port_why = format("%s has no port %u (rdma.port)", d->name.c_str(), s.port);
+    if (d->usable) {
+        d->pd = ibv_alloc_pd(ctx);
+        if (!d->pd) {
+            d->usable = false;
+            port_why = call_failed("ibv_alloc_pd", errno);
+        }
+    }
+    if (!d->usable) {
+        d->why_unusable = port_why;
+        if (!down->empty()) *down += "; ";
+        *down += port_why;
+    }
+    devices_.push_back(std::move(d));
+}
+
 int Devices::open(const Settings &s, std::string *why)
 {
+    std::lock_guard<std::mutex> lock(mutex_);
+    settings_ = &s;
     int n = 0;
     list_ = rdma_get_devices(&n);
     if ((!list_ || n == 0) && kernel_lacks_uverbs()) {
@@ -128,70 +183,101 @@ int Devices::open(const Settings &s, std::string *why)
         return -TW_ENODEVICE;
     }
     std::string down;
+    for (int i = 0; i < n; ++i) add(list_[i], &down);
     bool named_found = s.device.empty();
-    for (int i = 0; i < n; ++i) {
-        Device d;
-        d.ctx = list_[i];
-        d.name = ibv_get_device_name(d.ctx->device);
-        if (!s.device.empty() && d.name != s.device) {
-            d.why_unusable = "not the configured rdma.device";
-            devices_.push_back(d);
-            continue;
-        }
-        named_found = true;
-        int rc = ibv_query_device(d.ctx, &d.attr);
-        if (rc) {
-            d.why_unusable = call_failed("ibv_query_device", rc);
-            devices_.push_back(d);
-            continue;
-        }
-        std::string port_why;
-        for (uint8_t p = 1; p <= d.attr.phys_port_cnt && !d.usable; ++p) {
-            if (s.port && p != s.port) continue;
-            if (port_usable(d.ctx, p, s, &port_why)) {
-                d.usable = true;
-                d.port = p;
-                d.events->port_state = IBV_PORT_ACTIVE;
-            }
-        }
-        if (s.port && s.port > d.attr.phys_port_cnt)
-            port_why = format("%s has no port %u (rdma.port)", d.name.c_str(), s.port);
-        if (d.usable) {
-            d.pd = ibv_alloc_pd(d.ctx);
-            if (!d.pd) {
-                d.usable = false;
-                port_why = call_failed("ibv_alloc_pd", errno);
-            }
-        }
-        if (!d.usable) {
-            d.why_unusable = port_why;
-            if (!down.empty()) down += "; ";
-            down += port_why;
-        }
-        devices_.push_back(d);
-    }
+    for (auto &d : devices_) named_found = named_found || d->name == s.device;
     if (!named_found) {
         *why = format("rdma.device = %s: no such RDMA device", s.device.c_str());
         return -TW_ENODEVICE;
     }
     for (auto &d : devices_)
-        if (d.usable) return 0;
+        if (d->usable) return 0;
     *why = "no RDMA port is ACTIVE (" + down + "); check the link (`rdma link`, `ip link`) and the cable/netdev";
     return -TW_EPORTDOWN;
 }
 
+void Devices::refresh_locked()
+{
+    int n = 0;
+    ibv_context **list = rdma_get_devices(&n);
+    if (!list) return;
+    std::string down;
+    for (int i = 0; i < n; ++i) {
+        // A released device's context may have been freed and its address
+        // taken by a new one: only its node in sysfs tells them apart.
+        bool known = false;
+        for (auto &d : devices_)
+            known = known || (d->ctx == list[i] && (!d->released || node_inode(list[i]) == d->dev_ino));
+        if (!known) add(list[i], &down);
+    }
+    // The old list holds a reference on every device in it: rdma_cm closes
+    // a removed device only when the last one goes, so it is kept while a
+    // removed device still has verbs objects of ours.
+    bool releasing = false;
+    for (auto &d : devices_) releasing = releasing || (d->gone && !d->released);
+    if (list_) retained_.push_back(list_);
+    list_ = list;
+    if (!releasing) {
+        for (ibv_context **old : retained_) rdma_free_devices(old);
+        retained_.clear();
+    }
+}
+
+void Devices::release(Device *d, uint64_t now_ns)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (d->released) return;
+    // EIO from a device already taken away means it is freed anyway (what
+    // RDMAV_ALLOW_DISASSOC_DESTROY makes libibverbs report as success).
+    if (d->pd) ibv_dealloc_pd(d->pd);
+    d->pd = nullptr;
+    d->released = true;
+    d->released_ns = now_ns;
+    refresh_locked(); // the lists that hold it go: rdma_cm closes it
+}
+
+Device *Devices::of(const ibv_context *ctx)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto &d : devices_)
+        if (d->ctx == ctx && !d->released) return d.get();
+    return nullptr;
+}
+
+void Devices::refresh()
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    refresh_locked();
+}
+
 Device *Devices::find(const ibv_context *ctx)
 {
-    for (auto &d : devices_)
-        if (d.ctx == ctx) return &d;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int pass = 0; pass < 2; ++pass) {
+        for (auto &d : devices_)
+            if (d->ctx == ctx && !d->gone) return d.get();
+        if (pass == 0) refresh_locked(); // rdma_cm opened a device added since
+    }
     return nullptr;
+}
+
+std::vector<Device *> Devices::all() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<Device *> out;
+    for (auto &d : devices_) out.push_back(d.get());
+    return out;
 }
 
 std::string Devices::describe() const
 {
+    std::lock_guard<std::mutex> lock(mutex_);
     std::string out;
-    for (auto &d : devices_) {
-        if (d.usable) out += format("device: %s in use, %s\n", d.name.c_str(), device_events_text(d).c_str());
+    for (auto &p : devices_) {
+        const Device &d = *p;
+        if (d.released) out += format("device: %s removed: released (%s)\n", d.name.c_str(), d.gone_why.c_str());
+        else if (d.gone) out += format("device: %s removed: being released (%s)\n", d.name.c_str(), d.gone_why.c_str());
+        else if (d.usable) out += format("device: %s in use, %s\n", d.name.c_str(), device_events_text(d).c_str());
         else out += format("device: %s unused: %s\n", d.name.c_str(), d.why_unusable.c_str());
     }
     return out;
@@ -256,8 +342,10 @@ namespace twrdma {
 
 bool Devices::gid_source(const Settings &s, int family, sockaddr_storage *out, std::string *why) const
 {
-    for (const Device &d : devices_) {
-        if (!d.usable) continue;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &entry : devices_) {
+        const Device &d = *entry;
+        if (!d.usable || d.gone) continue;
         for (uint8_t p = 1; p <= d.attr.phys_port_cnt; ++p) {
             if (s.port && p != s.port) continue;
             ibv_gid gid{};

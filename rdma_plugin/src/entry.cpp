@@ -135,8 +135,8 @@ int op_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
 int op_listener_addr(tw_listener *ls, sockaddr *addr, uint32_t *addrlen)
 {
     return guarded([&]() -> int {
-        sockaddr *sa = ls->id ? rdma_get_local_addr(ls->id) : nullptr;
-        if (!sa) return -ENOTCONN;
+        // Where it listens (and listens again, when its device went).
+        const sockaddr *sa = reinterpret_cast<const sockaddr *>(&ls->addr);
         uint32_t need = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
         std::memcpy(addr, sa, std::min(need, *addrlen));
         *addrlen = need;

@@ -34,7 +34,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
     if (!why.empty()) {
         logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(), why.c_str());
         reject(id, reason, "server: " + why);
-        rdma_destroy_id(id);
+        t->reaper.destroy(id);
         t->counters.handshakes_aborted += 1;
         return;
     }
@@ -44,7 +44,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
                                   hello.proto_max, kProtoMin, kProtoMax);
         logf(t, TW_LOG_INFO, "refused RDMA connection from %s: %s", peer.c_str(), text.c_str());
         reject(id, RejectReason::Version, "server: " + text);
-        rdma_destroy_id(id);
+        t->reaper.destroy(id);
         t->counters.handshakes_aborted += 1;
         return;
     }
@@ -53,7 +53,7 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
              ls->closed ? "listener closing" : "accept backlog full");
         reject(id, ls->closed ? RejectReason::Shutdown : RejectReason::Backlog,
                ls->closed ? "server: listener closing" : format("server: accept backlog of %d full", ls->backlog));
-        rdma_destroy_id(id);
+        t->reaper.destroy(id);
         t->counters.handshakes_aborted += 1;
         return;
     }
@@ -70,6 +70,39 @@ void on_request(tw_listener *ls, rdma_cm_id *id, const void *pdata, size_t plen)
 
 } // namespace
 
+namespace {
+
+/// A listening id on `ls->addr`; 0 or -errno (the id is left unset).
+int listen_on(tw_listener *ls)
+{
+    tw_transport_loop *l = ls->loop;
+    rdma_cm_id *id = nullptr;
+    if (rdma_create_id(l->cm, &id, ls, RDMA_PS_TCP) != 0) {
+        int err = errno;
+        logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_create_id", err).c_str());
+        return -err;
+    }
+    if (ls->addr.ss_family == AF_INET6) {
+        int afonly = ls->v6only ? 1 : 0;
+        rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof afonly);
+    }
+    int reuse = 1;
+    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
+    sockaddr_storage ss = ls->addr;
+    if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&ss)) != 0 || rdma_listen(id, ls->backlog) != 0) {
+        int err = errno;
+        rdma_destroy_id(id);
+        return -err;
+    }
+    // Port 0 took a port: listening again takes the same one.
+    const sockaddr *bound = rdma_get_local_addr(id);
+    std::memcpy(&ls->addr, bound, bound->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    ls->id = id;
+    return 0;
+}
+
+} // namespace
+
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out)
 {
     if (!p || p->size < TW_LISTEN_PARAMS_SIZE_V1 || !p->addr || !p->on_incoming) return -EINVAL;
@@ -81,28 +114,42 @@ int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener *
     ls->on_incoming = p->on_incoming;
     ls->arg = p->arg;
     ls->backlog = p->backlog > 0 ? p->backlog : 1024;
-    if (rdma_create_id(l->cm, &ls->id, ls.get(), RDMA_PS_TCP) != 0) {
-        int err = errno;
-        logf(l->t, TW_LOG_ERROR, "%s", call_failed("rdma_create_id", err).c_str());
-        return -err;
-    }
-    if (p->addr->sa_family == AF_INET6) {
-        int afonly = (p->flags & TW_LISTEN_V6ONLY) ? 1 : 0;
-        rdma_set_option(ls->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &afonly, sizeof afonly);
-    }
-    int reuse = 1;
-    rdma_set_option(ls->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &reuse, sizeof reuse);
-    sockaddr_storage ss{};
-    std::memcpy(&ss, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    if (rdma_bind_addr(ls->id, reinterpret_cast<sockaddr *>(&ss)) != 0 || rdma_listen(ls->id, ls->backlog) != 0) {
-        int err = errno;
-        logf(l->t, TW_LOG_INFO, "RDMA listen: %s", call_failed("rdma_bind_addr/rdma_listen", err).c_str());
-        rdma_destroy_id(ls->id);
-        return err == ENODEV ? -EADDRNOTAVAIL : -err;
+    ls->v6only = (p->flags & TW_LISTEN_V6ONLY) != 0;
+    std::memcpy(&ls->addr, p->addr, p->addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    int rc = listen_on(ls.get());
+    if (rc) {
+        logf(l->t, TW_LOG_INFO, "RDMA listen: %s", call_failed("rdma_bind_addr/rdma_listen", -rc).c_str());
+        return rc == -ENODEV ? -EADDRNOTAVAIL : rc;
     }
     l->listeners.push_back(ls.get());
     *out = ls.release();
     return 0;
+}
+
+void listener_suspend(tw_listener *ls, const std::string &why)
+{
+    if (ls->suspended || ls->closed) return;
+    while (!ls->queue.empty()) listener_drop_queued(ls, ls->queue.front(), "its device went");
+    if (ls->id) ls->loop->t->reaper.destroy(ls->id);
+    ls->id = nullptr;
+    ls->suspended = true;
+    logf(ls->loop->t, TW_LOG_WARN,
+         "RDMA listener on %s: %s; it accepts nothing until an RDMA device holds the address again",
+         sockaddr_text(reinterpret_cast<const sockaddr *>(&ls->addr)).c_str(), why.c_str());
+}
+
+void listener_relisten(tw_listener *ls)
+{
+    if (!ls->suspended || ls->closed) return;
+    int rc = listen_on(ls);
+    std::string where = sockaddr_text(reinterpret_cast<const sockaddr *>(&ls->addr));
+    if (rc) {
+        logf(ls->loop->t, TW_LOG_DEBUG, "RDMA listener on %s: not yet: %s", where.c_str(),
+             call_failed("rdma_bind_addr/rdma_listen", -rc).c_str());
+        return;
+    }
+    ls->suspended = false;
+    logf(ls->loop->t, TW_LOG_INFO, "RDMA listener on %s listens again", where.c_str());
 }
 
 void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t plen)
@@ -111,8 +158,13 @@ void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *
         on_request(ls, ev.id, pdata, plen);
         return;
     }
-    if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-        logf(ls->loop->t, TW_LOG_WARN, "RDMA listener: device removed; it accepts nothing more");
+    if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+        // Bound to the device's address: the device is released (this
+        // listener suspended with it).  A wildcard one listens again.
+        Device *d = ls->id && ls->id->verbs ? ls->loop->t->devices.of(ls->id->verbs) : nullptr;
+        if (d) device_lost(ls->loop, d, rdma_event_str(ev.event));
+        listener_suspend(ls, rdma_event_str(ev.event));
+    }
 }
 
 void listener_drop_queued(tw_listener *ls, tw_conn *c, const char *why)
@@ -158,7 +210,7 @@ int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out)
         if (rc) {
             // The target loop is stopping: give up on this one.
             reject(c->res.id, RejectReason::Shutdown, "server: shutting down");
-            rdma_destroy_id(c->res.id);
+            t->reaper.destroy(c->res.id);
             c->res.id = nullptr;
             t->counters.connections_open -= 1;
             t->counters.handshakes_aborted += 1;
@@ -186,7 +238,7 @@ void listener_close(tw_listener *ls)
         mark_reached(c, kReaped);
         l->reap.push_back(c);
     }
-    if (ls->id) rdma_destroy_id(ls->id);
+    if (ls->id) l->t->reaper.destroy(ls->id);
     ls->id = nullptr;
     l->listeners.erase(std::remove(l->listeners.begin(), l->listeners.end(), ls), l->listeners.end());
     l->dead_listeners.push_back(ls);

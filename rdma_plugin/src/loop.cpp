@@ -15,6 +15,9 @@ namespace twrdma {
 
 namespace {
 
+/// How often a loop looks for devices gone and back (device_release.cpp).
+constexpr uint64_t kDeviceWatchNs = 1000000000ull;
+
 bool set_nonblock(int fd)
 {
     int fl = fcntl(fd, F_GETFL);
@@ -32,8 +35,10 @@ void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
             break;
         }
         // Copy what we need and ack at once: rdma_destroy_id and
-        // rdma_migrate_id wait for every event of the id to be acked.
+        // rdma_migrate_id wait for every event of the id to be acked.  The
+        // owner is read before: once acked, the id reaper may free the id.
         rdma_cm_event ev = *raw;
+        void *owner_ctx = raw->event == RDMA_CM_EVENT_CONNECT_REQUEST ? raw->listen_id->context : raw->id->context;
         unsigned char pdata[256];
         size_t plen = 0;
         if (raw->param.conn.private_data && raw->param.conn.private_data_len) {
@@ -42,13 +47,19 @@ void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
         }
         rdma_ack_cm_event(raw);
         logf(l->t, TW_LOG_TRACE, "cm event %s status %d", rdma_event_str(ev.event), ev.status);
-        if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-            auto *ls = static_cast<tw_listener *>(ev.listen_id->context);
-            listener_on_cm_event(ls, ev, plen ? pdata : nullptr, plen);
+        auto *owner = static_cast<CmOwner *>(owner_ctx);
+        if (!owner) {
+            // Its owner is gone (a request to a closed listener: refused).
+            if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+                rdma_reject(ev.id, nullptr, 0);
+                l->t->reaper.destroy(ev.id);
+            }
             continue;
         }
-        auto *owner = static_cast<CmOwner *>(ev.id->context);
-        if (!owner) continue;
+        if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+            listener_on_cm_event(static_cast<tw_listener *>(owner), ev, plen ? pdata : nullptr, plen);
+            continue;
+        }
         if (owner->kind == CmKind::Conn)
             conn_on_cm_event(static_cast<tw_conn *>(owner), ev, plen ? pdata : nullptr, plen);
         else if (owner->kind == CmKind::Listener)
@@ -128,6 +139,8 @@ void on_refill(tw_timer *, void *arg)
     refill_pools(l, now_ns(l->t));
 }
 
+void on_device_watch(tw_timer *, void *arg) { device_watch(static_cast<tw_transport_loop *>(arg)); }
+
 void on_tick(tw_timer *, void *arg)
 {
     auto *l = static_cast<tw_transport_loop *>(arg);
@@ -180,18 +193,26 @@ int loop_attach(tw_transport *t, tw_loop *loop, tw_transport_loop **out)
     if (!rc) rc = t->host->watch_add(loop, l->cm->fd, TW_WATCH_READ, on_cm_ready, l.get(), &l->cm_watch);
     if (!rc) rc = t->host->timer_add(loop, on_tick, l.get(), &l->tick);
     if (!rc) rc = t->host->timer_add(loop, on_refill, l.get(), &l->refill);
+    if (!rc) rc = t->host->timer_add(loop, on_device_watch, l.get(), &l->device_watch);
+    if (!rc) rc = t->host->timer_arm(l->device_watch, kDeviceWatchNs, kDeviceWatchNs);
     if (rc) {
+        if (l->device_watch) t->host->timer_del(l->device_watch);
+        if (l->refill) t->host->timer_del(l->refill);
         if (l->tick) t->host->timer_del(l->tick);
         if (l->cm_watch) t->host->watch_del(l->cm_watch);
         rdma_destroy_event_channel(l->cm);
         return rc;
     }
+    {
+        std::lock_guard<std::mutex> lock(t->devices.mutex());
+        t->loops.push_back(l.get());
+    }
     twrdma::watch_device_events(l.get());
     // Pre-register the pool of a device the configuration pins down.
     if (!t->cfg.device.empty()) {
-        for (auto &d : const_cast<std::vector<Device> &>(t->devices.all())) {
+        for (Device *d : t->devices.all()) {
             std::string why;
-            if (d.usable && !loop_device(l.get(), &d, &why))
+            if (d->usable && !d->gone && !loop_device(l.get(), d, &why))
                 logf(t, TW_LOG_WARN, "loop %u: %s", t->host->loop_index(loop), why.c_str());
         }
     }
@@ -203,6 +224,10 @@ LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why)
 {
     for (auto &ld : l->devs)
         if (ld->dev == dev) return ld.get();
+    if (dev->gone) {
+        *why = format("RDMA device %s went; hint: it is used again once it is back (`rdma link`)", dev->name.c_str());
+        return nullptr;
+    }
     auto ld = std::make_unique<LoopDevice>();
     ld->loop = l;
     ld->dev = dev;
@@ -284,6 +309,23 @@ void reap_now(tw_transport_loop *l)
     }
 }
 
+void loop_device_destroy(tw_transport_loop *l, LoopDevice *ld)
+{
+    // Every QP on it is gone: the CQs, the pool and the channel can go.
+    if (ld->watch) l->host->watch_del(ld->watch);
+    ld->watch = nullptr;
+    ld->pool.reset();
+    for (auto &slot : ld->cqs) {
+        int rc = ibv_destroy_cq(slot.cq);
+        if (rc) logf(l->t, TW_LOG_WARN, "%s", call_failed("ibv_destroy_cq", rc).c_str());
+    }
+    ld->cqs.clear();
+    if (ld->channel) ibv_destroy_comp_channel(ld->channel);
+    ld->channel = nullptr;
+    auto &devs = l->devs;
+    devs.erase(std::remove_if(devs.begin(), devs.end(), [ld](const auto &p) { return p.get() == ld; }), devs.end());
+}
+
 void loop_detach(tw_transport_loop *l)
 {
     // Every connection was closed by the host; lingering ones end now.
@@ -300,18 +342,24 @@ void loop_detach(tw_transport_loop *l)
     const tw_host *h = l->host;
     if (l->tick) h->timer_del(l->tick);
     if (l->refill) h->timer_del(l->refill);
+    if (l->device_watch) h->timer_del(l->device_watch);
     if (l->cm_watch) h->watch_del(l->cm_watch);
+    // A device being released waits for this loop no more (the last one
+    // out releases it).
+    for (Device *d : l->t->devices.all())
+        if (d->gone && !d->released) loop_release_device(l, d);
     twrdma::unwatch_device_events(l);
-    for (auto &ld : l->devs) {
-        if (ld->watch) h->watch_del(ld->watch);
-        ld->pool.reset();
-        for (auto &slot : ld->cqs) {
-            int rc = ibv_destroy_cq(slot.cq);
-            if (rc) logf(l->t, TW_LOG_WARN, "%s", call_failed("ibv_destroy_cq", rc).c_str());
-        }
-        if (ld->channel) ibv_destroy_comp_channel(ld->channel);
+    while (!l->devs.empty()) loop_device_destroy(l, l->devs.back().get());
+    {
+        std::lock_guard<std::mutex> lock(l->t->devices.mutex());
+        auto &loops = l->t->loops;
+        loops.erase(std::remove(loops.begin(), loops.end(), l), loops.end());
     }
-    if (l->cm) rdma_destroy_event_channel(l->cm);
+    // The ids of this channel must be gone before it; one stuck in the
+    // kernel keeps the channel (a few bytes) for good.
+    if (l->cm && l->t->reaper.wait_channel(l->cm, std::chrono::seconds(5))) rdma_destroy_event_channel(l->cm);
+    else if (l->cm)
+        logf(l->t, TW_LOG_WARN, "loop detached with an rdma_cm id stuck in the kernel; its event channel stays");
     delete l;
 }
 

@@ -113,6 +113,12 @@ void drain_old_ring(tw_conn *c)
 
 uint8_t *rx_span(const tw_conn *c, uint64_t pos, uint64_t *len, uint64_t max)
 {
+    if (!c->rx.salvage.empty()) {
+        // The device went: what arrived was copied out of the ring.
+        uint64_t off = pos - c->rx.salvage_base;
+        *len = std::min<uint64_t>(max, c->rx.salvage.size() - off);
+        return const_cast<uint8_t *>(c->rx.salvage.data()) + off;
+    }
     if (c->resize.state == Resize::Draining && pos < c->grant.base) {
         // The previous ring holds the stream's bytes up to grant.base.
         const RingGrant &o = c->resize.next;

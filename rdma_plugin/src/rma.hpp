@@ -140,6 +140,9 @@ bool rma_on_close(tw_conn *c);
 void rma_on_fail(tw_conn *c);
 /// Free everything (connection deleted; the QP is gone).
 void rma_release(tw_conn *c);
+/// The connection's device is going (after rma_on_fail): deregister what
+/// the connection registered on it; lent memory stays until rma_mem_put.
+void rma_forget_device(tw_conn *c);
 /// The lkey of [p, p + len) when it lies in lent memory or an exposure of
 /// this connection (`writable`: the device will write it); 0 when not.
 uint32_t rma_local_lkey(tw_conn *c, const void *p, size_t len, bool writable);

@@ -135,7 +135,7 @@ uint32_t rma_local_lkey(tw_conn *c, const void *p, size_t len, bool writable)
     if (!c->rma) return 0;
     auto *b = static_cast<const uint8_t *>(p);
     for (const RmaLent &m : c->rma->lent)
-        if (b >= m.data && len <= m.len && size_t(b - m.data) <= m.len - len) return m.mr->lkey;
+        if (m.mr && b >= m.data && len <= m.len && size_t(b - m.data) <= m.len - len) return m.mr->lkey;
     for (const tw_rma_exposure *e : c->rma->exposures) {
         if (!e->mr || e->revoking) continue;
         if (writable && e->own_mr && !(e->access & TW_RMA_WRITE)) continue; // registered read-only
@@ -370,13 +370,28 @@ void rma_release(tw_conn *c)
     rma_on_close(c);
     RmaConn &r = *c->rma;
     for (RmaLent &m : r.lent) {
-        ibv_dereg_mr(m.mr);
+        if (m.mr) ibv_dereg_mr(m.mr);
         std::free(m.data);
     }
     if (r.staging_mr) ibv_dereg_mr(r.staging_mr);
     std::free(r.staging);
     delete c->rma;
     c->rma = nullptr;
+}
+
+void rma_forget_device(tw_conn *c)
+{
+    if (!c->rma) return;
+    RmaConn &r = *c->rma;
+    rma_drop_windows(c);
+    // Lent memory stays the application's until rma_mem_put; only its
+    // registration goes with the device.
+    for (RmaLent &m : r.lent) {
+        if (m.mr) ibv_dereg_mr(m.mr);
+        m.mr = nullptr;
+    }
+    if (r.staging_mr) ibv_dereg_mr(r.staging_mr);
+    r.staging_mr = nullptr;
 }
 
 bool rma_has_completions(const tw_conn *c) { return c->rma && !c->rma->completions.empty(); }
@@ -428,10 +443,10 @@ int rma_mem_put(tw_conn *c, tw_buf *buf)
     for (auto it = r.lent.begin(); it != r.lent.end(); ++it) {
         if (reinterpret_cast<uint64_t>(it->data) != buf->token) continue;
         for (const tw_rma_exposure *e : r.exposures)
-            if (e->mr == it->mr) return -EBUSY;
+            if (it->mr && e->mr == it->mr) return -EBUSY;
         for (const RmaOp &op : r.ops)
             if (op.live && op.local >= it->data && op.local < it->data + it->len) return -EBUSY;
-        ibv_dereg_mr(it->mr);
+        if (it->mr) ibv_dereg_mr(it->mr);
         std::free(it->data);
         r.lent.erase(it);
         return 0;

@@ -116,7 +116,7 @@ int transport_probe(const tw_host *, char *buf, size_t len)
 int transport_describe(tw_transport *t, char *buf, size_t len)
 {
     const Settings &s = t->cfg;
-    std::string out = t->devices.describe();
+    std::string out = t->devices.describe() + t->reaper.describe();
     out += format("ring_size: %zu\nsend_buffer_size: %zu\nrecv_depth: %u\ncontrol_credits: %u\nsq_depth: %u\n"
                   "pool_size: %zu\npool_max: %zu\nbytes_per_connection: %zu\nqp_timeout: %u\nretry_count: %u\n"
                   "rnr_retry: %u\nkeepalive_ms: %u\ndead_peer_ms: %u\nbusy_poll_us: %u\n",

@@ -45,8 +45,8 @@ struct LinkDown {
 
 } // namespace
 
-TEST_CASE("a port that goes down and comes back is followed: a log line, and the description shows its state and "
-          "counts",
+TEST_CASE("a port that goes down and comes back is followed: a log line, the description shows its state and "
+          "counts, and new connections use RDMA again within 10 s",
           "[rdma][links]")
 {
     const char *client_dev = std::getenv("SOFTROCE_CLIENT_DEV");
@@ -55,7 +55,7 @@ TEST_CASE("a port that goes down and comes back is followed: a log line, and the
     use_settings({});
     LogWatch logs;
     Env env;
-    env.listen(); // the loops are attached: one of them reads each device's events
+    Server &server = env.listen(); // the loops are attached: one of them reads each device's events
     REQUIRE(env.run_until([&] { return has(describe(env), dev + "ACTIVE; events: port down 0, up 0, fatal 0"); }));
     bool went_down = false, came_back = false;
     {
@@ -74,5 +74,20 @@ TEST_CASE("a port that goes down and comes back is followed: a log line, and the
     INFO(describe(env));
     CHECK(went_down);
     CHECK(came_back);
+    // The same listener takes new connections again.
+    auto up_at = std::chrono::steady_clock::now();
+    bool served = false;
+    while (!served && std::chrono::steady_clock::now() - up_at < 10s) {
+        Endpoint *c = nullptr;
+        if (env.try_connect(server.address, 2000, &c) != 0) {
+            env.spin();
+            continue;
+        }
+        c->send("after the link came back");
+        env.run_until([&] { return c->received.size() >= 24 || c->failed(); }, 5s);
+        served = c->received == "after the link came back";
+        c->close();
+    }
+    CHECK(served);
     CHECK(has(logs.text(), std::string("RDMA device ") + client_dev + " port 1 went down (IBV_EVENT_PORT_ERR)"));
 }
