@@ -22,6 +22,9 @@ void conn_fail(tw_conn *c, int code, const std::string &text)
 void conn_check_linger(tw_conn *) {}
 // No pool here (ldev->pool is null), so rings never grow: nothing to register.
 void refill_soon(tw_transport_loop *) {}
+// No device events are read here (device_events.cpp is linked for describe).
+void device_lost(tw_transport_loop *, Device *, const std::string &) {}
+void reap_now(tw_transport_loop *) {}
 } // namespace twrdma
 
 namespace twfuzz {
