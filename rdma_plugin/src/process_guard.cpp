@@ -11,7 +11,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 
 namespace twrdma {
@@ -53,6 +55,33 @@ bool has_ipc_lock_capability()
     hdr.pid = 0;
     if (syscall(SYS_capget, &hdr, data) != 0) return false;
     return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1u;
+}
+
+size_t memlock_limit()
+{
+    if (has_ipc_lock_capability()) return SIZE_MAX;
+    rlimit rl{};
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+    return static_cast<size_t>(rl.rlim_cur);
+}
+
+bool fit_pool_to_memlock(size_t block, size_t queues, size_t *pool_size, size_t *pool_max, std::string *note)
+{
+    const size_t limit = memlock_limit();
+    // Fits, or too small for even a few connections (check_memlock refuses).
+    if (limit == SIZE_MAX || limit >= *pool_size + queues || limit < queues + 4 * block) return false;
+    const size_t room = (limit - queues) / block * block;
+    const size_t start = std::max(block, room * 3 / 4 / block * block);
+    *note = format("RLIMIT_MEMLOCK is %llu KiB, less than rdma.pool_size (%s) plus queues: the pool starts at %s and "
+                   "grows to %s per event-loop thread and device, room for %zu idle connections (%s each) and %s for "
+                   "rings that grow under load; for the configured pool: LimitMEMLOCK=infinity in the systemd unit, "
+                   "`ulimit -l unlimited`, or CAP_IPC_LOCK",
+                   static_cast<unsigned long long>(limit / 1024), human_bytes(*pool_size).c_str(),
+                   human_bytes(start).c_str(), human_bytes(room).c_str(), start / block, human_bytes(block).c_str(),
+                   human_bytes(room - start).c_str());
+    *pool_size = start;
+    *pool_max = room;
+    return true;
 }
 
 int check_memlock(size_t at_start, size_t can_grow_to, std::string *why, std::string *warning)

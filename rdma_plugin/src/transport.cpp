@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -70,6 +72,11 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
     }
     // Memory first: it needs no device, and its message is the most useful.
     constexpr size_t kQueues = 1u << 20; // QPs, CQs and the control slots beside the pool
+    // A limit below the configured pool (Debian's default of 8 MiB is) gets
+    // a smaller pool, not a refusal: RDMA works, for fewer connections.
+    std::string fitted;
+    if (fit_pool_to_memlock(t->cfg.block_size(), kQueues, &t->cfg.pool_size, &t->cfg.pool_max, &fitted))
+        logf(t.get(), TW_LOG_WARN, "%s", fitted.c_str());
     std::string memlock_warning;
     rc = check_memlock(t->cfg.pool_size + kQueues, t->cfg.pool_max + kQueues, &reason, &memlock_warning);
     if (rc) {
@@ -113,6 +120,22 @@ int transport_probe(const tw_host *, char *buf, size_t len)
     return copy_out(probe_devices(), buf, len);
 }
 
+/// What the locked-memory limit allows: idle connections in the first slab,
+/// and connections streaming with their rings grown to full size.
+static std::string memlock_text(const Settings &s)
+{
+    const size_t limit = memlock_limit();
+    const size_t block = s.block_size();
+    const size_t full_ring = std::max({s.ring_max, s.ring_size, s.send_buffer_max, s.send_buffer_size});
+    const size_t ring_room = s.pool_max > s.pool_size ? s.pool_max - s.pool_size : 0;
+    std::string lim = limit == SIZE_MAX ? std::string("unlimited (or CAP_IPC_LOCK)")
+                                        : format("%llu KiB", static_cast<unsigned long long>(limit / 1024));
+    return format("memlock: %s; per event-loop thread and device: %zu idle connections at start (%s each), %zu "
+                  "streaming with rings grown to %s within rdma.pool_max (%s)\n",
+                  lim.c_str(), s.pool_size / block, human_bytes(block).c_str(), ring_room / full_ring,
+                  human_bytes(full_ring).c_str(), human_bytes(s.pool_max).c_str());
+}
+
 int transport_describe(tw_transport *t, char *buf, size_t len)
 {
     const Settings &s = t->cfg;
@@ -126,6 +149,7 @@ int transport_describe(tw_transport *t, char *buf, size_t len)
     tw_transport_stats st{};
     st.size = sizeof st;
     t->counters.fill(&st);
+    out += memlock_text(s);
     out += format("registered_bytes: %llu\nregistered_in_use: %llu\n",
                   static_cast<unsigned long long>(st.registered_bytes),
                   static_cast<unsigned long long>(st.registered_in_use));

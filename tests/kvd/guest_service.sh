@@ -6,12 +6,15 @@
 # - with RLIMIT_MEMLOCK too low (and no CAP_IPC_LOCK), transport = auto falls
 #   back to TCP with a WARN line that log_level = warn shows, naming what
 #   the pool can grow to;
+# - with Debian's default RLIMIT_MEMLOCK (8 MiB), RDMA still serves, with a
+#   smaller pool and a WARN line saying what it holds; twinwire-info says
+#   how many idle and streaming connections the limit allows;
 # - the notify protocol's STATUS names RDMA as the transport in use.
 # One TAP stream.
 #
-#   guest_service.sh KVD INFO PLUGIN_DIR
+#   guest_service.sh KVD INFO PLUGIN_DIR PROBE
 set -u
-KVD=$1 INFO=$2 PLUGIN_DIR=$3
+KVD=$1 INFO=$2 PLUGIN_DIR=$3 PROBE=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${SOFTROCE_SERVER_IP:-}" ]; then
     echo "guest_service.sh: SOFTROCE_SERVER_IP is not set: run me through softroce-run" >&2
@@ -42,6 +45,23 @@ has "RDMA disabled by RLIMIT_MEMLOCK: the fallback to TCP is a WARN line, shown 
     "$(cat "$WORK/memlock.log")" 'WARN \[transport\] using tcp: RDMA plugin refused: RLIMIT_MEMLOCK is 64 KiB'
 has "it names what the pool can grow to and the fix" "$(cat "$WORK/memlock.log")" \
     'can grow to 257 MiB per event-loop thread and device[^|]*LimitMEMLOCK=infinity'
+
+# Debian's default limit, as a daemon started by hand has it: RDMA, not TCP.
+memlock8() { (ulimit -l 8192 && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "$@"); }
+memlock8 "$KVD" --port 0 --bind "$SOFTROCE_SERVER_IP" --log-file "$WORK/memlock8.log" &
+pid=$!
+until_true 60 grep -qs ' serving on ' "$WORK/memlock8.log"
+log=$(cat "$WORK/memlock8.log")
+has "with RLIMIT_MEMLOCK at 8 MiB the daemon serves over RDMA" "$log" ' serving on [0-9.]+:[0-9]+ over rdma'
+has "a WARN line says the pool was fitted to the limit and how many idle connections it holds" "$log" \
+    'WARN \[rdma\] RLIMIT_MEMLOCK is 8192 KiB, less than rdma.pool_size \(8 MiB\) plus queues: the pool starts at [^ ]+ [KM]iB and grows to [^ ]+ [KM]iB per event-loop thread and device, room for [0-9]+ idle connections'
+port=$(serving_port "$WORK/memlock8.log")
+out=$(memlock8 "$PROBE" --host "$SOFTROCE_SERVER_IP" --port "${port:-0}" --transport rdma --show-transport PING 2>&1)
+has "an RDMA client limited alike gets its answer over RDMA" "$out" 'transport: rdma.*PONG'
+kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+out=$(memlock8 "$INFO" --plugin "$PLUGIN_DIR" 2>&1)
+has "twinwire-info says how many idle and streaming connections the limit allows" "$out" \
+    'memlock: 8192 KiB; per event-loop thread and device: [0-9]+ idle connections at start \([0-9]+ KiB each\), [0-9]+ streaming with rings grown to 16 MiB'
 
 # Type=notify over RDMA: the STATUS line names the transport in use.
 out=$("$HERE/notify_manager.py" "$WORK" "$KVD" --port 0 --bind "$SOFTROCE_SERVER_IP" --log-file "$WORK/notify.log")
