@@ -16,6 +16,7 @@
 // Prints one summary line per figure; exit status 0 when nothing was lost or
 // corrupted and the final reads completed, 1 otherwise.
 #include "bench/resp_reply.hpp"
+#include "client_tool.hpp"
 
 #include <twinwire/runtime.hpp>
 
@@ -44,21 +45,15 @@ struct Options {
     unsigned final_timeout_s = 60;
 };
 
-[[noreturn]] void usage(const std::string &why)
-{
-    std::fprintf(stderr, "kvd-fault-load: %s\n", why.c_str());
-    std::exit(2);
-}
+[[noreturn]] void usage(const std::string &why) { kvdtool::usage("kvd-fault-load", why); }
 
 Options parse(int argc, char **argv)
 {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage(a + " needs a value");
-            return argv[++i];
-        };
+    kvdtool::Args args("kvd-fault-load", argc, argv);
+    auto value = [&] { return args.value(); };
+    std::string a;
+    while (args.next(&a)) {
         if (a == "--host") o.host = value();
         else if (a == "--port") o.port = std::stoi(value());
         else if (a == "--source") o.source = value();
@@ -315,21 +310,9 @@ private:
 int main(int argc, char **argv)
 {
     Options o = parse(argc, argv);
-    twinwire::Config config;
-    try {
-        config.set("transport", o.transport, "kvd-fault-load --transport");
-        config.set("log_level", "error", "kvd-fault-load");
-        config.load_environment();
-    } catch (const twinwire::ConfigError &e) {
-        usage(e.what());
-    }
-    twinwire::Runtime rt(std::move(config));
-    try {
-        rt.start();
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "kvd-fault-load: %s\n", e.what());
-        return 1;
-    }
+    auto runtime = kvdtool::start_runtime("kvd-fault-load", o.transport, "error");
+    if (!runtime) return 1;
+    twinwire::Runtime &rt = *runtime;
     Totals totals;
     std::vector<std::unique_ptr<Client>> clients;
     for (unsigned i = 0; i < o.clients; ++i) clients.push_back(std::make_unique<Client>(rt, o, totals, i));

@@ -16,6 +16,7 @@
 // --quiet prints only "replies: N".  Exit status: 0 when the expected
 // replies arrived, 1 otherwise.
 #include "bench/resp_reply.hpp"
+#include "client_tool.hpp"
 
 #include <twinwire/log.hpp>
 #include <twinwire/runtime.hpp>
@@ -72,21 +73,15 @@ struct Options {
     std::vector<std::string> command;
 };
 
-[[noreturn]] void usage(const std::string &why)
-{
-    std::fprintf(stderr, "kvd-probe: %s\n", why.c_str());
-    std::exit(2);
-}
+[[noreturn]] void usage(const std::string &why) { kvdtool::usage("kvd-probe", why); }
 
 Options parse(int argc, char **argv)
 {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage(a + " needs a value");
-            return argv[++i];
-        };
+    kvdtool::Args args("kvd-probe", argc, argv);
+    auto value = [&] { return args.value(); };
+    std::string a;
+    while (args.next(&a)) {
         if (!o.command.empty()) o.command.push_back(a);
         else if (a == "--host") o.host = value();
         else if (a == "--port") o.port = std::stoi(value());
@@ -132,21 +127,9 @@ int main(int argc, char **argv)
         if (o.replies < 0) o.replies = o.repeat;
     }
 
-    twinwire::Config config;
-    try {
-        config.set("transport", o.transport, "kvd-probe --transport");
-        config.set("log_level", "warn", "kvd-probe");
-        config.load_environment();
-    } catch (const twinwire::ConfigError &e) {
-        usage(e.what());
-    }
-    twinwire::Runtime rt(std::move(config));
-    try {
-        rt.start();
-    } catch (const std::exception &e) {
-        std::fprintf(stderr, "kvd-probe: %s\n", e.what());
-        return 1;
-    }
+    auto runtime = kvdtool::start_runtime("kvd-probe", o.transport, "warn");
+    if (!runtime) return 1;
+    twinwire::Runtime &rt = *runtime;
 
     int status = 1;
     long seen = 0;
