@@ -212,9 +212,17 @@ void Devices::refresh_locked()
     }
     // The old list holds a reference on every device in it: rdma_cm closes
     // a removed device only when the last one goes, so it is kept while a
-    // removed device still has verbs objects of ours.
+    // removed device still has verbs objects of ours.  Also while a device
+    // we use is missing from the new list: libibverbs may list a device
+    // anew (a new ibv_device for the same node), and rdma_cm then closes
+    // the context we hold once no list names it.
     bool releasing = false;
-    for (auto &d : devices_) releasing = releasing || (d->gone && !d->released);
+    for (auto &d : devices_) {
+        if (d->released) continue;
+        bool listed = false;
+        for (int i = 0; i < n && !listed; ++i) listed = list[i] == d->ctx;
+        releasing = releasing || d->gone || !listed;
+    }
     if (list_) retained_.push_back(list_);
     list_ = list;
     if (!releasing) {
