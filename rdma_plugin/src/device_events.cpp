@@ -61,11 +61,11 @@ void on_async_ready(tw_watch *, int, uint32_t, void *arg)
         ibv_ack_async_event(&ev);
         on_event(l, *d, ev);
     }
+    int err = errno; // before reap_now, which may set it
     reap_now(l);
-    if (d->gone || errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (d->gone || err == EAGAIN || err == EWOULDBLOCK) return;
     // A device that went away may leave the fd readable for good: a
     // level-triggered watch would spin, so this device is no longer read.
-    int err = errno;
     DeviceEvents &e = *d->events;
     if (e.watch) l->host->watch_set(e.watch, 0);
     logf(l->t, TW_LOG_WARN, "RDMA device %s: its events are no longer followed: %s", d->name.c_str(),
