@@ -102,28 +102,27 @@ Device *chosen_device(tw_conn *c, int *rc, std::string *why)
     return dev;
 }
 
-/// Create the RC QP on `cq` (inline data if the device allows it) and set
+/// Create the RC QP on `cq`, receiving from `srq` (inline data if the device allows it) and set
 /// its ACK timeout.  Returns 0 or a negative code with *why.
-int create_qp(tw_conn *c, Device *dev, ibv_cq *cq, std::string *why)
+int create_qp(tw_conn *c, Device *dev, ibv_cq *cq, ibv_srq *srq, std::string *why)
 {
     tw_transport_loop *l = c->loop;
     const Settings &s = l->t->cfg;
     ibv_qp_init_attr attr{};
     attr.send_cq = cq;
     attr.recv_cq = cq;
+    attr.srq = srq;
     attr.qp_type = IBV_QPT_RC;
     attr.sq_sig_all = 0;
     attr.cap.max_send_wr = s.sq_depth;
-    attr.cap.max_recv_wr = s.recv_depth;
     attr.cap.max_send_sge = 2;
-    attr.cap.max_recv_sge = 1;
     attr.cap.max_inline_data = 64;
     if (rdma_create_qp(c->res.id, dev->pd, &attr) != 0) {
         // Some devices cannot inline; retry without.
         attr.cap.max_inline_data = 0;
         if (rdma_create_qp(c->res.id, dev->pd, &attr) != 0) {
             int err = errno;
-            *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth / rdma.recv_depth");
+            *why = call_failed("rdma_create_qp", err, "device QP limits; lower rdma.sq_depth");
             return -err;
         }
     }
@@ -137,7 +136,7 @@ int create_qp(tw_conn *c, Device *dev, ibv_cq *cq, std::string *why)
 }
 
 /// Lay the streams over the block: the receive ring (the grant's memory),
-/// the TX staging ring, then the receive and control buffers.
+/// the TX staging ring, then the control message buffers.
 void attach_block(tw_conn *c, const Settings &s)
 {
     c->rx.mem = c->res.block->ring;
@@ -148,12 +147,11 @@ void attach_block(tw_conn *c, const Settings &s)
     c->tx.mem = c->res.block->local;
     c->tx.size = s.send_buffer_size;
     c->tx.ring = TxRing{c->tx.mem, c->tx.size, c->res.block->lkey, nullptr, 0};
-    c->sq.recv_bufs = c->tx.mem + s.send_buffer_size;
-    c->sq.ctrl_bufs = c->sq.recv_bufs + size_t(s.recv_depth) * kRecvBufSize;
+    c->sq.ctrl_bufs = c->tx.mem + s.send_buffer_size;
 }
 
-/// Create the QP on the loop's CQ for the id's device, take a block, post
-/// every receive.  Returns 0 or a negative code with *why.
+/// Create the QP on the loop's CQ and shared receive queue for the id's
+/// device, take a block.  Returns 0 or a negative code with *why.
 int setup_qp(tw_conn *c, std::string *why)
 {
     tw_transport_loop *l = c->loop;
@@ -171,8 +169,11 @@ int setup_qp(tw_conn *c, std::string *why)
     int entries = static_cast<int>(s.sq_depth + s.recv_depth);
     c->res.cq_slot = cq_reserve(c->res.ldev, entries, why);
     if (c->res.cq_slot < 0) return -ENOMEM;
-    rc = create_qp(c, dev, c->res.ldev->cqs[static_cast<size_t>(c->res.cq_slot)].cq, why);
+    ibv_srq *srq = c->res.ldev->receives->reserve(s.recv_depth, &c->res.srq_slot, why);
+    if (!srq) return -ENOBUFS;
+    rc = create_qp(c, dev, c->res.ldev->cqs[static_cast<size_t>(c->res.cq_slot)].cq, srq, why);
     if (rc) return rc;
+    c->res.ldev->qps[c->res.qp->qp_num] = c;
 
     c->serial = l->next_serial++;
     if (l->next_serial == 0) l->next_serial = 1;
@@ -183,14 +184,8 @@ int setup_qp(tw_conn *c, std::string *why)
     // windows bound has its verbs objects destroyed newest first, and on rxe
     // a QP destroyed while a bound window still references it waits 50 s
     // for that reference (the killed-peer cases spent their time there).
-    rc = grant_prepare(c, c->grant, why);
-    if (rc) return rc;
-    rc = post_recvs(c, 0, s.recv_depth);
-    if (rc) {
-        *why = call_failed("ibv_post_recv", -rc);
-        return rc;
-    }
-    return 0;
+    // Its receives are in the shared queue already (reserved above).
+    return grant_prepare(c, c->grant, why);
 }
 
 void established(tw_conn *c)
@@ -565,7 +560,10 @@ void conn_teardown(tw_conn *c)
     rma_drop_windows(c); // before the QP: a bound window would hold its destruction
     if (c->res.id) {
         if (c->res.qp && !reached(c, kDisconnected) && c->state == ConnState::Established) rdma_disconnect(c->res.id);
-        if (c->res.qp) rdma_destroy_qp(c->res.id);
+        if (c->res.qp) {
+            c->res.ldev->qps.erase(c->res.qp->qp_num);
+            rdma_destroy_qp(c->res.id);
+        }
         c->res.qp = nullptr;
         l->t->reaper.destroy(c->res.id);
         c->res.id = nullptr;
@@ -573,6 +571,8 @@ void conn_teardown(tw_conn *c)
     if (c->res.ldev && c->res.cq_slot >= 0)
         cq_release(c->res.ldev, c->res.cq_slot, static_cast<int>(s.sq_depth + s.recv_depth));
     c->res.cq_slot = -1;
+    if (c->res.ldev && c->res.srq_slot >= 0) c->res.ldev->receives->release(c->res.srq_slot, s.recv_depth);
+    c->res.srq_slot = -1;
     if (c->res.block) {
         if (revoked) c->res.ldev->pool->give_back(c->res.block);
         else c->res.ldev->pool->retire(c->res.block);

@@ -4,11 +4,13 @@
 // the comments.
 #pragma once
 
+#include "conn_list.hpp"
 #include "counters.hpp"
 #include "devices.hpp"
 #include "id_reaper.hpp"
 #include "pool.hpp"
 #include "settings.hpp"
+#include "srq.hpp"
 #include "wire.hpp"
 
 #include <twinwire/plugin.h>
@@ -59,6 +61,9 @@ struct LoopDevice {
     tw_watch *watch = nullptr;
     std::vector<CqSlot> cqs;
     std::unique_ptr<Pool> pool;
+    std::unique_ptr<SharedReceives> receives; ///< before the pool goes: its buffers are the pool's
+    /// Its QPs by number (numbers are per device): routes shared receives.
+    std::unordered_map<uint32_t, tw_conn *> qps;
     uint32_t max_inline = 0; ///< learned from the first QP
 };
 
@@ -166,6 +171,7 @@ struct ConnResources {
     ibv_qp *qp = nullptr;
     LoopDevice *ldev = nullptr;
     int cq_slot = -1;
+    int srq_slot = -1; ///< its shared receive queue in ldev->receives
     Block *block = nullptr;
 };
 
@@ -224,8 +230,7 @@ struct Credits {
     bool stalled = false;
 };
 
-/// The send queue's accounting, and the buffers of our receives and
-/// control messages.
+/// The send queue's accounting, and the buffers of our control messages.
 struct SendQueue {
     bool window_wait = false;    ///< window operations wait for the remote ones before them: hold other posts
     uint64_t remote_seq = 0;     ///< wr_posted after the last remote operation (WRITE, SEND, READ)
@@ -236,7 +241,6 @@ struct SendQueue {
     uint64_t last_signal_seq = 0;
     uint64_t shutdown_seq = 0; ///< wr_posted after our SHUTDOWN
     std::deque<SignalMark> marks;
-    uint8_t *recv_bufs = nullptr;
     uint8_t *ctrl_bufs = nullptr;
     uint64_t ctrl_posted = 0;
     uint64_t ctrl_done = 0;
@@ -374,7 +378,8 @@ struct tw_transport_loop {
     std::vector<std::unique_ptr<twrdma::LoopDevice>> devs;
     std::unordered_map<uint32_t, tw_conn *> serials;
     uint32_t next_serial = 1;
-    std::unordered_set<tw_conn *> conns;
+    twrdma::ConnList conns;
+    size_t tick_cursor = 0; ///< where the tick's next slice of conns starts
     std::vector<tw_listener *> listeners;
     std::vector<tw_conn *> ready;
     std::vector<tw_conn *> reap;
@@ -437,7 +442,8 @@ tw_conn *conn_new(tw_transport_loop *l);
 void conn_delete(tw_conn *c);
 
 // --- datapath.cpp ----------------------------------------------------------
-/// `now`: when the batch holding `wc` was taken off the CQ.
+/// A send-queue completion.  `now`: when the batch holding `wc` was taken
+/// off the CQ.
 void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now);
 ssize_t conn_read(tw_conn *c, const iovec *iov, int iovcnt);
 ssize_t conn_write(tw_conn *c, const iovec *iov, int iovcnt);
@@ -462,7 +468,9 @@ void post_fence(tw_conn *c);
 /// remote operation posted before completed.  If not, arranges a completion
 /// and holds other posts until then (datapath.cpp says why).
 bool window_ops_allowed(tw_conn *c);
-int post_recvs(tw_conn *c, uint32_t first, uint32_t count);
+/// A receive of the shared queue completed for `c`: `buf` is what it
+/// holds (a control message), reposted by the caller after this returns.
+void conn_on_recv(tw_conn *c, const ibv_wc &wc, const uint8_t *buf, uint64_t now);
 /// Bind our ring's segment windows (once established); RING follows their completion.
 void conn_bind_ring(tw_conn *c);
 /// Ring bytes we may report consumed: the peer's next lap of a segment

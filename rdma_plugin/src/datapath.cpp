@@ -418,34 +418,6 @@ void on_send_done(tw_conn *c)
 
 } // namespace
 
-int post_recvs(tw_conn *c, uint32_t first, uint32_t count)
-{
-    // One call for the whole batch: posting is a doorbell per call.
-    ibv_sge sges[64];
-    ibv_recv_wr wrs[64];
-    while (count > 0) {
-        uint32_t n = std::min<uint32_t>(count, 64);
-        for (uint32_t i = 0; i < n; ++i) {
-            uint32_t index = first + i;
-            sges[i] = ibv_sge{};
-            sges[i].addr = reinterpret_cast<uint64_t>(c->sq.recv_bufs + size_t(index) * kRecvBufSize);
-            sges[i].length = kRecvBufSize;
-            sges[i].lkey = c->res.block->lkey;
-            wrs[i] = ibv_recv_wr{};
-            wrs[i].wr_id = make_wr_id(c->serial, WrKind::Recv, index);
-            wrs[i].sg_list = &sges[i];
-            wrs[i].num_sge = 1;
-            wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
-        }
-        ibv_recv_wr *bad = nullptr;
-        int rc = ibv_post_recv(c->res.qp, wrs, &bad);
-        if (rc) return -rc;
-        first += n;
-        count -= n;
-    }
-    return 0;
-}
-
 void conn_bind_ring(tw_conn *c)
 {
     RingGrant &g = c->grant;
@@ -531,64 +503,48 @@ void conn_pump(tw_conn *c)
     rma_pump(c);
 }
 
-void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
+namespace {
+
+/// A completion that failed, on either queue.
+void on_failed_wc(tw_conn *c, const ibv_wc &wc, WrKind kind)
 {
-    auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
-    if (wc.status != IBV_WC_SUCCESS) {
-        if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
-        const char *what = kind == WrKind::Recv            ? "RECV"
-                           : kind == WrKind::Ctrl          ? "SEND (control)"
-                           : kind == WrKind::Bind          ? "BIND_MW (receive ring window)"
-                           : kind == WrKind::Invalidate    ? "LOCAL_INV (receive ring window)"
-                           : kind == WrKind::Rma           ? rma_wc_what(c, wc)
-                           : kind == WrKind::RmaBind       ? "BIND_MW (rma_expose)"
-                           : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
-                                                           : "RDMA_WRITE";
-        // Flushes after we (or the peer) ended the connection say nothing
-        // new; another error may say why the peer ended it (a disconnect
-        // can be handled before the completion that explains it).
-        if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && reached(c, kDisconnected))) {
-            if (wc.status != IBV_WC_WR_FLUSH_ERR)
-                logf(c->loop->t, TW_LOG_DEBUG, "connection %s, after it ended: %s", c->peer_text.c_str(),
-                     wc_failed(wc, what).c_str());
-            return;
-        }
-        // A receive flushed while RMA is in flight: the send queue's own
-        // completion (a refusal, or a flush) follows and says why.
-        if (wc.status == IBV_WC_WR_FLUSH_ERR && kind == WrKind::Recv && rma_in_flight(c)) return;
-        if (kind == WrKind::Rma && rma_wc_status(c, wc) == -TW_EREMOTEACCESS) {
-            conn_fail(c, -TW_EWC,
-                      "connection " + c->peer_text + ": " + wc_failed(wc, rma_wc_what(c, wc)) +
-                          " (the peer's window refused it: outside the exposure, a mode it was not exposed for, "
-                          "revoked, or another connection's; an RC queue pair does not survive a remote access "
-                          "error, so the connection is closed)");
-            if (reached(c, kHostClosed)) conn_check_linger(c);
-            return;
-        }
-        conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
+    if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) c->stats.rnr_retries += 1;
+    const char *what = kind == WrKind::Recv            ? "RECV"
+                       : kind == WrKind::Ctrl          ? "SEND (control)"
+                       : kind == WrKind::Bind          ? "BIND_MW (receive ring window)"
+                       : kind == WrKind::Invalidate    ? "LOCAL_INV (receive ring window)"
+                       : kind == WrKind::Rma           ? rma_wc_what(c, wc)
+                       : kind == WrKind::RmaBind       ? "BIND_MW (rma_expose)"
+                       : kind == WrKind::RmaInvalidate ? "LOCAL_INV (rma_revoke)"
+                                                       : "RDMA_WRITE";
+    // Flushes after we (or the peer) ended the connection say nothing
+    // new; another error may say why the peer ended it (a disconnect
+    // can be handled before the completion that explains it).
+    if (c->error || (wc.status == IBV_WC_WR_FLUSH_ERR && reached(c, kDisconnected))) {
+        if (wc.status != IBV_WC_WR_FLUSH_ERR)
+            logf(c->loop->t, TW_LOG_DEBUG, "connection %s, after it ended: %s", c->peer_text.c_str(),
+                 wc_failed(wc, what).c_str());
+        return;
+    }
+    // A receive flushed while RMA is in flight: the send queue's own
+    // completion (a refusal, or a flush) follows and says why.
+    if (wc.status == IBV_WC_WR_FLUSH_ERR && kind == WrKind::Recv && rma_in_flight(c)) return;
+    if (kind == WrKind::Rma && rma_wc_status(c, wc) == -TW_EREMOTEACCESS) {
+        conn_fail(c, -TW_EWC,
+                  "connection " + c->peer_text + ": " + wc_failed(wc, rma_wc_what(c, wc)) +
+                      " (the peer's window refused it: outside the exposure, a mode it was not exposed for, "
+                      "revoked, or another connection's; an RC queue pair does not survive a remote access "
+                      "error, so the connection is closed)");
         if (reached(c, kHostClosed)) conn_check_linger(c);
         return;
     }
-    c->live.last_rx_ns = now;
-    bool data = false;
-    if (kind == WrKind::Recv) {
-        uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xffffff);
-        data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
-        if (data) on_data(c, ntohl(wc.imm_data), now);
-        else on_ctrl(c, c->sq.recv_bufs + size_t(index) * kRecvBufSize, wc.byte_len);
-        if (c->error) return;
-        int rc = post_recvs(c, index, 1);
-        if (rc) {
-            conn_fail(c, -TW_EWC, call_failed("ibv_post_recv", -rc));
-            return;
-        }
-        if (data) c->credits.owed_data += 1;
-        else c->credits.owed_ctrl += 1;
-    } else {
-        if (kind == WrKind::RmaInvalidate) rma_on_invalidated(c);
-        on_send_done(c);
-        rma_on_send_done(c);
-    }
+    conn_fail(c, -TW_EWC, "connection " + c->peer_text + ": " + wc_failed(wc, what));
+    if (reached(c, kHostClosed)) conn_check_linger(c);
+}
+
+/// What follows any successful completion: post what it allowed.
+void after_completion(tw_conn *c, bool data)
+{
     // Data for a connection whose callback is about to run: the pump at
     // its end (deliver()) does this one's work too, and carries the
     // credits owed for this message on the reply.
@@ -598,6 +554,40 @@ void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
     }
     conn_pump(c);
     if (reached(c, kHostClosed)) conn_check_linger(c);
+}
+
+} // namespace
+
+void conn_on_recv(tw_conn *c, const ibv_wc &wc, const uint8_t *buf, uint64_t now)
+{
+    if (wc.status != IBV_WC_SUCCESS) return on_failed_wc(c, wc, WrKind::Recv);
+    c->live.last_rx_ns = now;
+    if (c->error) return;
+    // The receive came from the shared queue, which holds recv_depth for
+    // each connection: a peer past its credits takes receives promised to
+    // other connections' peers, so it is cut off at the first.
+    if (owed_total(c) >= cfg(c).recv_depth)
+        return bad_frame(
+            c, format("a message past its credits (all %u receives it was given are in use)", cfg(c).recv_depth));
+    bool data = wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM;
+    if (data) on_data(c, ntohl(wc.imm_data), now);
+    else on_ctrl(c, buf, wc.byte_len);
+    if (c->error) return;
+    // The caller reposts the buffer: the peer may use it again once told.
+    if (data) c->credits.owed_data += 1;
+    else c->credits.owed_ctrl += 1;
+    after_completion(c, data);
+}
+
+void conn_on_wc(tw_conn *c, const ibv_wc &wc, uint64_t now)
+{
+    auto kind = static_cast<WrKind>((wc.wr_id >> 24) & 0xff);
+    if (wc.status != IBV_WC_SUCCESS) return on_failed_wc(c, wc, kind);
+    c->live.last_rx_ns = now;
+    if (kind == WrKind::RmaInvalidate) rma_on_invalidated(c);
+    on_send_done(c);
+    rma_on_send_done(c);
+    after_completion(c, false);
 }
 
 /// After a read or write: pump now, or at the end of the connection's

@@ -41,6 +41,15 @@ void on_event(tw_transport_loop *l, Device &d, const ibv_async_event &ev)
              d.name.c_str());
         device_lost(l, &d, "IBV_EVENT_DEVICE_FATAL");
         return;
+    case IBV_EVENT_SRQ_ERR:
+        // The loop's shared receive queue broke: its connections get no
+        // more receives and end with errors; new ones take another queue.
+        e.other++;
+        logf(t, TW_LOG_ERROR,
+             "RDMA device %s: a shared receive queue failed (IBV_EVENT_SRQ_ERR); hint: its connections end with "
+             "errors; check the device's logs (dmesg)",
+             d.name.c_str());
+        return;
     default:
         break;
     }

@@ -68,14 +68,27 @@ void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
     reap_now(l);
 }
 
-/// Drain every CQ of the device: poll in batches until empty.
-int drain(LoopDevice *ld)
+/// A shared receive completed: post its buffer again at once, whoever it
+/// was for (credits count on it).  A flush means the queue is going.
+void repost(LoopDevice *ld, const ibv_wc &wc)
+{
+    if (wc.status == IBV_WC_WR_FLUSH_ERR) return;
+    int rc = ld->receives->repost(wc.wr_id);
+    if (rc)
+        logf(ld->loop->t, TW_LOG_ERROR, "%s",
+             call_failed("ibv_post_srq_recv", -rc, "the shared receive queue of this loop has one receive less")
+                 .c_str());
+}
+
+/// Drain `only`, or every CQ of the device: poll in batches until empty.
+int drain(LoopDevice *ld, ibv_cq *only = nullptr)
 {
     tw_transport_loop *l = ld->loop;
     int total = 0;
     uint64_t now = 0; // one clock read for the batch: completions taken together arrived together
     ibv_wc wcs[32];
     for (auto &slot : ld->cqs) {
+        if (only && slot.cq != only) continue;
         for (;;) {
             int n = ibv_poll_cq(slot.cq, 32, wcs);
             if (n < 0) {
@@ -84,15 +97,26 @@ int drain(LoopDevice *ld)
             }
             if (n > 0 && now == 0) now = l->last_completion_ns = now_ns(l->t);
             for (int i = 0; i < n; ++i) {
-                uint32_t serial = static_cast<uint32_t>(wcs[i].wr_id >> 32);
-                auto it = l->serials.find(serial);
-                if (it == l->serials.end()) continue; // a QP already destroyed: flushed work
-                tw_conn *c = it->second;
-                if (c->live.cq_generation != l->cq_generation) {
-                    c->live.cq_generation = l->cq_generation;
-                    c->stats.cq_events += 1;
+                const ibv_wc &wc = wcs[i];
+                bool shared_recv = static_cast<WrKind>((wc.wr_id >> 24) & 0xff) == WrKind::Recv;
+                // A receive names its queue and buffer, not its connection: the QP does.
+                tw_conn *c = nullptr;
+                if (shared_recv) {
+                    auto it = ld->qps.find(wc.qp_num);
+                    if (it != ld->qps.end()) c = it->second;
+                } else {
+                    auto it = l->serials.find(static_cast<uint32_t>(wc.wr_id >> 32));
+                    if (it != l->serials.end()) c = it->second; // else a QP already destroyed: flushed work
                 }
-                conn_on_wc(c, wcs[i], now);
+                if (c) {
+                    if (c->live.cq_generation != l->cq_generation) {
+                        c->live.cq_generation = l->cq_generation;
+                        c->stats.cq_events += 1;
+                    }
+                    if (shared_recv) conn_on_recv(c, wc, ld->receives->buffer(wc.wr_id), now);
+                    else conn_on_wc(c, wc, now);
+                }
+                if (shared_recv) repost(ld, wc);
             }
             total += n;
             if (n < 32) break;
@@ -109,15 +133,19 @@ void on_cq_ready(tw_watch *, int, uint32_t, void *arg)
     // then drain (which polls after re-arming).  One event per call: reading
     // until EAGAIN costs a failed read() per wake-up, and the watch is
     // level-triggered, so a second queued event (another CQ) calls us again.
+    // Only the CQ that fired is drained: every other one is armed and has
+    // an event of its own when it holds completions (thousands of
+    // connections spread over many CQs; polling all on each event costs).
     ibv_cq *cq = nullptr;
     void *ctx = nullptr;
-    if (ibv_get_cq_event(ld->channel, &cq, &ctx) == 0) {
+    bool fired = ibv_get_cq_event(ld->channel, &cq, &ctx) == 0;
+    if (fired) {
         ibv_ack_cq_events(cq, 1);
         int rc = ibv_req_notify_cq(cq, 0);
         if (rc) logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_req_notify_cq", rc).c_str());
     }
     l->cq_generation += 1;
-    drain(ld);
+    drain(ld, fired ? cq : nullptr);
     reap_now(l);
 }
 
@@ -146,8 +174,21 @@ void on_tick(tw_timer *, void *arg)
     auto *l = static_cast<tw_transport_loop *>(arg);
     uint64_t now = now_ns(l->t);
     // conn_tick may fail a connection, never free it (reaping comes after).
-    std::vector<tw_conn *> all(l->conns.begin(), l->conns.end());
-    for (tw_conn *c : all) conn_tick(c, now);
+    // Up to kTickSlice connections each tick, all of them; past that a
+    // tenth, so each is seen at least once a second and the loop never
+    // stops for a walk over thousands of idle ones.
+    constexpr size_t kTickSlice = 1024;
+    const size_t n = l->conns.size();
+    const size_t slice = std::max(kTickSlice, n / 10 + 1);
+    if (slice >= n) {
+        for (size_t i = 0; i < n; ++i) conn_tick(l->conns[i], now);
+        l->tick_cursor = 0;
+    } else {
+        for (size_t k = 0; k < slice; ++k) {
+            if (l->tick_cursor >= l->conns.size()) l->tick_cursor = 0;
+            conn_tick(l->conns[l->tick_cursor++], now);
+        }
+    }
     reap_now(l);
     // Spare rings: dropped after an idle period (all, once no connection
     // is left).
@@ -248,6 +289,7 @@ LoopDevice *loop_device(tw_transport_loop *l, Device *dev, std::string *why)
         ibv_destroy_comp_channel(ld->channel);
         return nullptr;
     }
+    ld->receives = std::make_unique<SharedReceives>(*dev, *ld->pool, l->t->counters);
     l->devs.push_back(std::move(ld));
     return l->devs.back().get();
 }
@@ -260,7 +302,9 @@ int cq_reserve(LoopDevice *ld, int entries, std::string *why)
             return static_cast<int>(i);
         }
     int max_cqe = ld->dev->attr.max_cqe > 0 ? ld->dev->attr.max_cqe : 4096;
-    int size = std::min(max_cqe, std::max(8192, entries * 2));
+    // The first small (a device may pin it against RLIMIT_MEMLOCK), later
+    // ones large: fewer CQs with thousands of connections.
+    int size = std::min(max_cqe, std::max(ld->cqs.empty() ? 8192 : 32768, entries * 2));
     ibv_cq *cq = ibv_create_cq(ld->dev->ctx, size, nullptr, ld->channel, 0);
     if (!cq) {
         *why = call_failed("ibv_create_cq", errno);
@@ -314,6 +358,7 @@ void loop_device_destroy(tw_transport_loop *l, LoopDevice *ld)
     // Every QP on it is gone: the CQs, the pool and the channel can go.
     if (ld->watch) l->host->watch_del(ld->watch);
     ld->watch = nullptr;
+    ld->receives.reset();
     ld->pool.reset();
     for (auto &slot : ld->cqs) {
         int rc = ibv_destroy_cq(slot.cq);

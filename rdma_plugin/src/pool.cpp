@@ -8,6 +8,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace twrdma {
@@ -18,7 +19,11 @@ Pool::Pool(Device &device, const Settings &settings, TransportCounters &counters
     size_t blocks = settings.pool_size / block_size_;
     if (blocks == 0) blocks = 1;
     slab_bytes_ = blocks * block_size_;
+    growth_bytes_ = std::max<size_t>(1, blocks / 8) * block_size_;
+    if (settings.send_buffer_size * 4 <= settings.send_buffer_max) stock_size_ = settings.send_buffer_size * 4;
 }
+
+size_t Pool::next_slab_bytes() const { return slabs_.empty() ? slab_bytes_ : growth_bytes_; }
 
 Pool::~Pool()
 {
@@ -33,10 +38,11 @@ Pool::~Pool()
     counters_.quarantined_bytes -= static_cast<int64_t>(spare_retired_);
     counters_.registered_bytes -= static_cast<int64_t>(spare_in_use_ + spare_retired_);
     trim(0, 0);
-    for (auto &s : slabs_) {
-        release(s);
-        counters_.registered_bytes -= static_cast<int64_t>(s.len);
-    }
+    for (auto *list : {&slabs_, &buffers_})
+        for (auto &s : *list) {
+            release(s);
+            counters_.registered_bytes -= static_cast<int64_t>(s.len);
+        }
 }
 
 void Pool::release(Slab &s)
@@ -46,12 +52,29 @@ void Pool::release(Slab &s)
     if (s.base) munmap(s.base, s.len);
 }
 
-int Pool::prime(std::string *why) { return slabs_.empty() ? grow(why) : 0; }
+int Pool::prime(std::string *why)
+{
+    if (!slabs_.empty()) return 0;
+    int rc = grow(why);
+    if (rc == 0) restock(0);
+    return rc;
+}
+
+void Pool::restock(uint64_t now_ns)
+{
+    if (!stock_size_) return;
+    size_t have = 0;
+    for (const SpareRing *r : spare_) have += r->size == stock_size_;
+    // Quietly: the stock is a head start, a full pool is reported by refill.
+    while (have++ < kStock && registered_ + stock_size_ + slab_reserve() <= settings_.pool_max)
+        if (!add_ring(stock_size_, now_ns).empty()) return;
+}
 
 int Pool::grow(std::string *why)
 {
     size_t have = registered_;
-    if (have + slab_bytes_ > settings_.pool_max) {
+    const size_t bytes = next_slab_bytes();
+    if (have + bytes > settings_.pool_max) {
         *why = format("registered pool of %s on %s is exhausted (rdma.pool_max = %s, %s per connection)",
                       human_bytes(have).c_str(), device_.name.c_str(), human_bytes(settings_.pool_max).c_str(),
                       human_bytes(block_size_).c_str());
@@ -59,7 +82,7 @@ int Pool::grow(std::string *why)
     }
     const char *hint = "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower rdma.pool_max";
     Slab s;
-    s.len = slab_bytes_;
+    s.len = bytes;
     s.base = mmap(nullptr, s.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (s.base == MAP_FAILED) {
         *why = call_failed("mmap (registered pool slab)", errno);
@@ -67,9 +90,9 @@ int Pool::grow(std::string *why)
     }
     // Registered memory must not be copied-on-write into a forked child.
     madvise(s.base, s.len, MADV_DONTFORK);
-    const size_t count = slab_bytes_ / block_size_;
+    const size_t count = bytes / block_size_;
     const size_t ring = settings_.ring_size;
-    const size_t local = block_size_ - ring; // ring_size is a multiple of the page size
+    const size_t local = block_size_ - ring; // rings first: ring_size is a multiple of the page size
     auto *rings = static_cast<uint8_t *>(s.base);
     uint8_t *locals = rings + count * ring;
     s.local_mr = ibv_reg_mr(device_.pd, locals, count * local, IBV_ACCESS_LOCAL_WRITE);
@@ -100,8 +123,8 @@ int Pool::grow(std::string *why)
         blocks[i].lkey = s.local_mr->lkey;
     }
     slabs_.push_back(std::move(s));
-    counters_.registered_bytes += static_cast<int64_t>(slab_bytes_);
-    registered_ += slab_bytes_;
+    counters_.registered_bytes += static_cast<int64_t>(bytes);
+    registered_ += bytes;
     blocks_.push_back(std::move(blocks));
     auto &mine = blocks_.back();
     for (size_t i = mine.size(); i-- > 0;) free_.push_back(&mine[i]);
@@ -167,6 +190,7 @@ void Pool::retire_ring(SpareRing *r)
 
 std::string Pool::refill(uint64_t now_ns)
 {
+    restock(now_ns);
     std::string report;
     std::vector<size_t> wanted;
     wanted.swap(wanted_);
@@ -181,31 +205,8 @@ std::string Pool::refill(uint64_t now_ns)
                          human_bytes(settings_.pool_max).c_str(), device_.name.c_str(),
                          human_bytes(registered_).c_str(), human_bytes(reserve).c_str());
         } else {
-            void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED) {
-                why = call_failed("mmap (ring for a growing connection)", errno);
-            } else {
-                madvise(p, size, MADV_DONTFORK);
-                int access = IBV_ACCESS_LOCAL_WRITE | (device_has_type2_mw(device_) ? IBV_ACCESS_MW_BIND : 0);
-                ibv_mr *mr = ibv_reg_mr(device_.pd, p, size, access);
-                if (!mr) {
-                    why =
-                        call_failed("ibv_reg_mr (ring for a growing connection)", errno,
-                                    "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower "
-                                    "rdma.ring_max / rdma.send_buffer_max");
-                    munmap(p, size);
-                } else {
-                    auto *r = new SpareRing;
-                    r->mem = static_cast<uint8_t *>(p);
-                    r->size = size;
-                    r->mr = mr;
-                    r->freed_ns = now_ns; // trimmed only after an idle period unused
-                    spare_.push_back(r);
-                    registered_ += size;
-                    counters_.registered_bytes += static_cast<int64_t>(size);
-                    continue;
-                }
-            }
+            why = add_ring(size, now_ns);
+            if (why.empty()) continue;
         }
         counters_.pool_exhausted += 1;
         // Once per pool: connections keep the rings they have, which is
@@ -218,12 +219,72 @@ std::string Pool::refill(uint64_t now_ns)
     return report;
 }
 
+std::string Pool::add_ring(size_t size, uint64_t now_ns)
+{
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return call_failed("mmap (ring for a growing connection)", errno);
+    madvise(p, size, MADV_DONTFORK);
+    int access = IBV_ACCESS_LOCAL_WRITE | (device_has_type2_mw(device_) ? IBV_ACCESS_MW_BIND : 0);
+    ibv_mr *mr = ibv_reg_mr(device_.pd, p, size, access);
+    if (!mr) {
+        int err = errno;
+        munmap(p, size);
+        return call_failed("ibv_reg_mr (ring for a growing connection)", err,
+                           "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit or lower "
+                           "rdma.ring_max / rdma.send_buffer_max");
+    }
+    auto *r = new SpareRing;
+    r->mem = static_cast<uint8_t *>(p);
+    r->size = size;
+    r->mr = mr;
+    r->freed_ns = now_ns; // trimmed only after an idle period unused
+    spare_.push_back(r);
+    registered_ += size;
+    counters_.registered_bytes += static_cast<int64_t>(size);
+    return "";
+}
+
 size_t Pool::slab_reserve() const
 {
     // Rings never take the room of the next slab while pool_max has room
     // for one: grown rings must not lock new connections out.
-    size_t slabs = slabs_.size() * slab_bytes_;
-    return slabs + slab_bytes_ <= settings_.pool_max ? slab_bytes_ : 0;
+    size_t slabs = 0;
+    for (const Slab &s : slabs_) slabs += s.len;
+    return slabs + next_slab_bytes() <= settings_.pool_max ? next_slab_bytes() : 0;
+}
+
+bool Pool::take_buffers(size_t bytes, uint8_t **mem, uint32_t *lkey, std::string *why)
+{
+    if (registered_ + bytes > settings_.pool_max) {
+        *why = format("registered pool of %s on %s is exhausted (rdma.pool_max = %s): no room for %s of receive "
+                      "buffers",
+                      human_bytes(registered_).c_str(), device_.name.c_str(), human_bytes(settings_.pool_max).c_str(),
+                      human_bytes(bytes).c_str());
+        return false;
+    }
+    Slab s;
+    s.len = bytes;
+    s.base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s.base == MAP_FAILED) {
+        s.base = nullptr;
+        *why = call_failed("mmap (receive buffers)", errno);
+        return false;
+    }
+    madvise(s.base, bytes, MADV_DONTFORK);
+    s.local_mr = ibv_reg_mr(device_.pd, s.base, bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (!s.local_mr) {
+        int err = errno;
+        release(s);
+        *why = call_failed("ibv_reg_mr (shared receive buffers)", err,
+                           "RLIMIT_MEMLOCK reached or device out of memory regions; raise the limit");
+        return false;
+    }
+    *mem = static_cast<uint8_t *>(s.base);
+    *lkey = s.local_mr->lkey;
+    buffers_.push_back(s);
+    registered_ += bytes;
+    counters_.registered_bytes += static_cast<int64_t>(bytes);
+    return true;
 }
 
 void Pool::drop_ring(SpareRing *r)
@@ -237,9 +298,11 @@ void Pool::drop_ring(SpareRing *r)
 
 void Pool::trim(uint64_t now_ns, uint64_t idle_ns)
 {
+    size_t stock = 0;
     for (size_t i = spare_.size(); i-- > 0;) {
         SpareRing *r = spare_[i];
         if (idle_ns && now_ns - r->freed_ns < idle_ns) continue;
+        if (idle_ns && r->size == stock_size_ && stock++ < kStock) continue;
         spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
         drop_ring(r);
     }

@@ -77,18 +77,35 @@ public:
     /// loop's tick, off the data path.  The first time it cannot, returns
     /// why (for the log); else "".
     std::string refill(uint64_t now_ns);
-    /// Deregister spare rings unused for `idle_ns` (0: all of them).
+    /// Deregister spare rings unused for `idle_ns` (0: all of them), but
+    /// keep the stock (below) unless idle_ns is 0.
     void trim(uint64_t now_ns, uint64_t idle_ns);
+
+    /// Register `bytes` of local buffers now, within rdma.pool_max (the
+    /// shared receive queues' buffers, srq.cpp: taken at connection setup,
+    /// kept as long as the pool).  False with *why when it cannot.
+    bool take_buffers(size_t bytes, uint8_t **mem, uint32_t *lkey, std::string *why);
 
 private:
     int grow(std::string *why);
+    /// Bytes of the next slab: rdma.pool_size for the first, an eighth of
+    /// it after (so the registered total follows the connections closely).
+    size_t next_slab_bytes() const;
     /// Bytes of rdma.pool_max that rings may not take: one slab while
     /// another fits beside the slabs, else 0.
     size_t slab_reserve() const;
     void drop_ring(SpareRing *r);
+    /// Register a spare ring of `size` now; "" or why not.
+    std::string add_ring(size_t size, uint64_t now_ns);
+    /// Keep kStock rings of the first TX growth step registered (from
+    /// prime() and refill()): a write or a lent buffer larger than the
+    /// small first ring gets one at once instead of waiting for a refill.
+    void restock(uint64_t now_ns);
+    static constexpr size_t kStock = 2;
+    size_t stock_size_ = 0; ///< send_buffer_size * 4, when growth allows it
 
     struct Slab {
-        void *base = nullptr;
+        void *base = nullptr; ///< slab or buffers (take_buffers: no ring_mrs)
         size_t len = 0;
         ibv_mr *local_mr = nullptr;
         std::vector<ibv_mr *> ring_mrs;
@@ -98,8 +115,10 @@ private:
     const Settings &settings_;
     TransportCounters &counters_;
     size_t block_size_;
-    size_t slab_bytes_;
+    size_t slab_bytes_;   ///< the first slab
+    size_t growth_bytes_; ///< every later one
     std::vector<Slab> slabs_;
+    std::vector<Slab> buffers_; ///< take_buffers()
     std::vector<Block *> free_;
     size_t retired_ = 0;
     std::vector<std::vector<Block>> blocks_; ///< per slab

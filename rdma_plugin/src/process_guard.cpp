@@ -65,20 +65,22 @@ size_t memlock_limit()
     return static_cast<size_t>(rl.rlim_cur);
 }
 
-bool fit_pool_to_memlock(size_t block, size_t queues, size_t *pool_size, size_t *pool_max, std::string *note)
+bool fit_pool_to_memlock(size_t per_connection, size_t queues, size_t *pool_size, size_t *pool_max, std::string *note)
 {
     const size_t limit = memlock_limit();
     // Fits, or too small for even a few connections (check_memlock refuses).
-    if (limit == SIZE_MAX || limit >= *pool_size + queues || limit < queues + 4 * block) return false;
-    const size_t room = (limit - queues) / block * block;
-    const size_t start = std::max(block, room * 3 / 4 / block * block);
-    *note = format("RLIMIT_MEMLOCK is %llu KiB, less than rdma.pool_size (%s) plus queues: the pool starts at %s and "
-                   "grows to %s per event-loop thread and device, room for %zu idle connections (%s each) and %s for "
-                   "rings that grow under load; for the configured pool: LimitMEMLOCK=infinity in the systemd unit, "
-                   "`ulimit -l unlimited`, or CAP_IPC_LOCK",
-                   static_cast<unsigned long long>(limit / 1024), human_bytes(*pool_size).c_str(),
-                   human_bytes(start).c_str(), human_bytes(room).c_str(), start / block, human_bytes(block).c_str(),
-                   human_bytes(room - start).c_str());
+    if (limit == SIZE_MAX || limit >= *pool_max + queues || limit < queues + 4 * per_connection) return false;
+    const size_t page = 4096;
+    const size_t room = (limit - queues) / page * page;
+    const size_t start = std::min(*pool_size, std::max(per_connection, room * 3 / 4 / page * page));
+    *note = format("RLIMIT_MEMLOCK is %llu KiB, less than rdma.pool_max (%s) plus queues: the pool starts at %s and "
+                   "grows to %s per event-loop thread and device, room for %zu idle connections (%s each); past it "
+                   "new connections are refused with the reason; for the configured pool: LimitMEMLOCK=infinity in "
+                   "the systemd unit, `ulimit -l unlimited`, or CAP_IPC_LOCK",
+                   static_cast<unsigned long long>(limit / 1024), human_bytes(*pool_max).c_str(),
+                   human_bytes(start).c_str(), human_bytes(room).c_str(), room / per_connection,
+                   per_connection % 1024 ? format("%.1f KiB", double(per_connection) / 1024).c_str()
+                                         : human_bytes(per_connection).c_str());
     *pool_size = start;
     *pool_max = room;
     return true;

@@ -23,11 +23,12 @@ const char *fork_message();
 bool has_ipc_lock_capability();
 /// Bytes the process may lock: SIZE_MAX when unlimited or CAP_IPC_LOCK lifts the limit.
 size_t memlock_limit();
-/// When the limit is below `*pool_size` plus `queues` but holds the queues
-/// and a few connections (`block` bytes each), shrink the pool to fit it:
-/// three quarters of the room for the first slab (idle connections), the
-/// rest for rings that grow under load.  True with the WARN line in *note.
-bool fit_pool_to_memlock(size_t block, size_t queues, size_t *pool_size, size_t *pool_max, std::string *note);
+/// When the limit is below `*pool_max` plus `queues` but holds the queues
+/// and a few connections (`per_connection` bytes each), fit the pool to it:
+/// it grows to the room the limit leaves, and starts at no more than three
+/// quarters of it (the rest for rings that grow under load).  True with the
+/// WARN line in *note.
+bool fit_pool_to_memlock(size_t per_connection, size_t queues, size_t *pool_size, size_t *pool_max, std::string *note);
 /// 0 when `at_start` bytes (the first slab of the pool, plus queues) can be
 /// registered, else -TW_EMEMLOCK with the limit, what the pool needs at start
 /// and can grow to (`can_grow_to` per loop and device) and the fix in *why.

@@ -31,6 +31,7 @@
     X(kVerbs, "IBVERBS_1.1", ibv_pd *, ibv_alloc_pd, (ibv_context * c), (c))                                           \
     X(kVerbs, "IBVERBS_1.1", int, ibv_close_device, (ibv_context * c), (c))                                            \
     X(kVerbs, "IBVERBS_1.0", ibv_comp_channel *, ibv_create_comp_channel, (ibv_context * c), (c))                      \
+    X(kVerbs, "IBVERBS_1.1", ibv_srq *, ibv_create_srq, (ibv_pd * pd, ibv_srq_init_attr * attr), (pd, attr))           \
     X(kVerbs, "IBVERBS_1.1", ibv_cq *, ibv_create_cq,                                                                  \
       (ibv_context * c, int cqe, void *cq_context, ibv_comp_channel *channel, int vector),                             \
       (c, cqe, cq_context, channel, vector))                                                                           \
@@ -38,6 +39,7 @@
     X(kVerbs, "IBVERBS_1.1", int, ibv_dereg_mr, (ibv_mr * mr), (mr))                                                   \
     X(kVerbs, "IBVERBS_1.0", int, ibv_destroy_comp_channel, (ibv_comp_channel * channel), (channel))                   \
     X(kVerbs, "IBVERBS_1.1", int, ibv_destroy_cq, (ibv_cq * cq), (cq))                                                 \
+    X(kVerbs, "IBVERBS_1.1", int, ibv_destroy_srq, (ibv_srq * srq), (srq))                                             \
     X(kVerbs, "IBVERBS_1.1", void, ibv_free_device_list, (ibv_device * *list), (list))                                 \
     X(kVerbs, "IBVERBS_1.1", int, ibv_get_cq_event, (ibv_comp_channel * channel, ibv_cq * *cq, void **cq_context),     \
       (channel, cq, cq_context))                                                                                       \

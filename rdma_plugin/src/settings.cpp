@@ -51,9 +51,12 @@ bool parse_size(const char *text, uint64_t *out)
 
 size_t Settings::block_size() const
 {
-    size_t raw = ring_size + send_buffer_size + size_t(recv_depth) * kRecvBufSize + size_t(kCtrlSlots) * kRecvBufSize;
-    return (raw + 4095) & ~size_t(4095);
+    // Not rounded to pages: the pool puts every ring (a power of two of at
+    // least a page) first and the local parts after them.
+    return ring_size + send_buffer_size + size_t(kCtrlSlots) * kRecvBufSize;
 }
+
+size_t Settings::idle_connection_bytes() const { return block_size() + size_t(recv_depth) * kRecvBufSize; }
 
 namespace {
 
@@ -143,7 +146,7 @@ int load_settings(const tw_host *host, Settings *s, std::string *why)
     bool gid_set = false;
     bool ok = r.size("rdma.ring_size", &s->ring_size, 4096, 256u << 20, true) &&
               r.size("rdma.ring_max", &s->ring_max, 0, 256u << 20, true) &&
-              r.size("rdma.send_buffer_size", &s->send_buffer_size, 4096, 256u << 20, true) &&
+              r.size("rdma.send_buffer_size", &s->send_buffer_size, 1024, 256u << 20, true) &&
               r.size("rdma.send_buffer_max", &s->send_buffer_max, 0, 256u << 20, true) &&
               r.integer("rdma.ring_idle_ms", &s->ring_idle_ms, 10, 86400000) &&
               r.integer("rdma.recv_depth", &s->recv_depth, 8, 4096) &&

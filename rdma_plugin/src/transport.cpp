@@ -75,7 +75,7 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
     // A limit below the configured pool (Debian's default of 8 MiB is) gets
     // a smaller pool, not a refusal: RDMA works, for fewer connections.
     std::string fitted;
-    if (fit_pool_to_memlock(t->cfg.block_size(), kQueues, &t->cfg.pool_size, &t->cfg.pool_max, &fitted))
+    if (fit_pool_to_memlock(t->cfg.idle_connection_bytes(), kQueues, &t->cfg.pool_size, &t->cfg.pool_max, &fitted))
         logf(t.get(), TW_LOG_WARN, "%s", fitted.c_str());
     std::string memlock_warning;
     rc = check_memlock(t->cfg.pool_size + kQueues, t->cfg.pool_max + kQueues, &reason, &memlock_warning);
@@ -92,8 +92,8 @@ int transport_init(const tw_host *host, tw_transport **out, char *why, size_t wh
         return rc;
     }
     logf(t.get(), TW_LOG_INFO,
-         "RDMA transport ready: ring %s (grows to %s), send buffer %s (grows to %s), %u receives (%u for control), "
-         "pool %s per loop and device (max %s)",
+         "RDMA transport ready: ring %s (grows to %s), send buffer %s (grows to %s), %u receives per connection in "
+         "a shared queue (%u for control), pool %s per loop and device (max %s)",
          human_bytes(t->cfg.ring_size).c_str(), human_bytes(t->cfg.ring_max).c_str(),
          human_bytes(t->cfg.send_buffer_size).c_str(), human_bytes(t->cfg.send_buffer_max).c_str(), t->cfg.recv_depth,
          t->cfg.control_credits, human_bytes(t->cfg.pool_size).c_str(), human_bytes(t->cfg.pool_max).c_str());
@@ -120,20 +120,27 @@ int transport_probe(const tw_host *, char *buf, size_t len)
     return copy_out(probe_devices(), buf, len);
 }
 
-/// What the locked-memory limit allows: idle connections in the first slab,
-/// and connections streaming with their rings grown to full size.
+/// What the locked-memory limit allows: idle connections within
+/// rdma.pool_max (those of the first slab registered at start), and
+/// connections streaming beside the first slab with their rings grown as
+/// far as the rest of rdma.pool_max lets them.
 static std::string memlock_text(const Settings &s)
 {
     const size_t limit = memlock_limit();
-    const size_t block = s.block_size();
+    const size_t idle = s.idle_connection_bytes();
     const size_t full_ring = std::max({s.ring_max, s.ring_size, s.send_buffer_max, s.send_buffer_size});
     const size_t ring_room = s.pool_max > s.pool_size ? s.pool_max - s.pool_size : 0;
+    // Both rings of a streaming connection grow: the largest size two fit.
+    size_t grown = full_ring;
+    while (grown > 4096 && grown * 2 > ring_room) grown /= 2;
+    const size_t streaming = grown * 2 <= ring_room ? ring_room / (grown * 2) : 0;
     std::string lim = limit == SIZE_MAX ? std::string("unlimited (or CAP_IPC_LOCK)")
                                         : format("%llu KiB", static_cast<unsigned long long>(limit / 1024));
-    return format("memlock: %s; per event-loop thread and device: %zu idle connections at start (%s each), %zu "
-                  "streaming with rings grown to %s within rdma.pool_max (%s)\n",
-                  lim.c_str(), s.pool_size / block, human_bytes(block).c_str(), ring_room / full_ring,
-                  human_bytes(full_ring).c_str(), human_bytes(s.pool_max).c_str());
+    std::string each = idle % 1024 ? format("%.1f KiB", double(idle) / 1024) : human_bytes(idle);
+    return format("memlock: %s; per event-loop thread and device: %zu idle connections (%s each, %zu registered at "
+                  "start) within rdma.pool_max (%s), or %zu idle beside %zu streaming with rings grown to %s\n",
+                  lim.c_str(), s.pool_max / idle, each.c_str(), s.pool_size / idle, human_bytes(s.pool_max).c_str(),
+                  s.pool_size / idle, streaming, human_bytes(grown).c_str());
 }
 
 int transport_describe(tw_transport *t, char *buf, size_t len)
@@ -141,11 +148,12 @@ int transport_describe(tw_transport *t, char *buf, size_t len)
     const Settings &s = t->cfg;
     std::string out = t->devices.describe() + t->reaper.describe();
     out += format("ring_size: %zu\nsend_buffer_size: %zu\nrecv_depth: %u\ncontrol_credits: %u\nsq_depth: %u\n"
-                  "pool_size: %zu\npool_max: %zu\nbytes_per_connection: %zu\nqp_timeout: %u\nretry_count: %u\n"
+                  "pool_size: %zu\npool_max: %zu\nbytes_per_connection: %zu\nbytes_per_idle_connection: %zu\n"
+                  "qp_timeout: %u\nretry_count: %u\n"
                   "rnr_retry: %u\nkeepalive_ms: %u\ndead_peer_ms: %u\nbusy_poll_us: %u\n",
                   s.ring_size, s.send_buffer_size, s.recv_depth, s.control_credits, s.sq_depth, s.pool_size, s.pool_max,
-                  s.block_size(), s.qp_timeout, s.retry_count, s.rnr_retry, s.keepalive_ms, s.dead_peer_ms,
-                  s.busy_poll_us);
+                  s.block_size(), s.idle_connection_bytes(), s.qp_timeout, s.retry_count, s.rnr_retry, s.keepalive_ms,
+                  s.dead_peer_ms, s.busy_poll_us);
     tw_transport_stats st{};
     st.size = sizeof st;
     t->counters.fill(&st);

@@ -32,6 +32,8 @@ uint64_t clock_ns()
     return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+} // namespace
+
 /// Write `len` bytes now; what the transport does not take waits in the
 /// endpoint's queue (never in a 64 B ping-pong, whose ring has room).
 void write_all(conformance::Endpoint &e, const char *p, size_t len)
@@ -59,8 +61,6 @@ bool lean_echo(conformance::Endpoint &e, uint32_t events)
         write_all(e, buf, static_cast<size_t>(n));
     }
 }
-
-} // namespace
 
 int child_lat_bench_server()
 {

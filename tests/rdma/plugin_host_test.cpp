@@ -242,7 +242,8 @@ TEST_CASE("with RLIMIT_MEMLOCK below the pool's start, init refuses naming what 
     CHECK(result.find("ulimit -l 66560") != std::string::npos); // (64 + 1) MiB in KiB
 }
 
-TEST_CASE("with RLIMIT_MEMLOCK enough for the pool's start but not its growth, init warns naming both",
+TEST_CASE("with RLIMIT_MEMLOCK enough for the pool's start but not its growth, the pool is fitted to the limit and "
+          "init warns naming both",
           "[with-rdma-core]")
 {
     REQUIRE(hidden_soname().empty());
@@ -256,9 +257,9 @@ TEST_CASE("with RLIMIT_MEMLOCK enough for the pool's start but not its growth, i
         return host.log;
     });
     INFO(result);
-    CHECK(result.find("RLIMIT_MEMLOCK is 4096 KiB: the RDMA transport registers 2 MiB at start") != std::string::npos);
-    CHECK(result.find("can grow to 65 MiB") != std::string::npos);
-    CHECK(result.find("new connections will be refused once it is reached") != std::string::npos);
+    CHECK(result.find("RLIMIT_MEMLOCK is 4096 KiB, less than rdma.pool_max (64 MiB) plus queues: the pool starts at "
+                      "1 MiB and grows to 3 MiB per event-loop thread and device") != std::string::npos);
+    CHECK(result.find("past it new connections are refused with the reason") != std::string::npos);
 }
 
 TEST_CASE("probe on a kernel without ib_uverbs says the kernel has no RDMA support instead of 'no device'",

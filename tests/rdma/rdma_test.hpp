@@ -59,6 +59,10 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
 /// QPs the kernel reports for all devices (`rdma resource show`), or -1.
 long qp_count();
 
+/// Bytes of every memory region this process registered, as the kernel
+/// reports them (`rdma resource show mr pid PID`, the mrlen of each), or -1.
+long long registered_by_this_process();
+
 /// Lines of the kernel log (syslog(2), root in the guest) containing
 /// `needle`, or -1 when the log cannot be read.
 long kernel_log_count(const std::string &needle);
@@ -81,5 +85,10 @@ int child_rma_bench_server(); // rma_bench.cpp
 int child_rma_bench_client(int argc, char **argv);
 int child_lat_bench_server(); // lat_bench.cpp
 int child_lat_bench_client(int argc, char **argv);
+int child_idle_bench(int argc, char **argv); // idle_bench.cpp
+/// Echo what arrives at once, as the lean latency server does (lat_bench.cpp).
+bool lean_echo(conformance::Endpoint &e, uint32_t events);
+/// Write `len` bytes now; what the transport does not take waits in the endpoint's queue.
+void write_all(conformance::Endpoint &e, const char *p, size_t len);
 
 } // namespace twinwire::rdmatest

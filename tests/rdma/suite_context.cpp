@@ -85,6 +85,13 @@ int run_child_mode(int argc, char **argv)
         conformance::release_transport();
         return rc;
     }
+    if (mode == "idle-bench" && argc >= 9) {
+        SuiteContext context(false, argv[3], argv[4]);
+        conformance::set_context(&context);
+        int rc = child_idle_bench(argc, argv);
+        conformance::release_transport();
+        return rc;
+    }
     if (mode == "rma-expose" && argc >= 4) {
         SuiteContext context(false, argv[3], argv[3]);
         conformance::set_context(&context);

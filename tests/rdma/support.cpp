@@ -140,22 +140,33 @@ pid_t start_child(const std::vector<std::string> &args, std::string *first_line)
     return pid;
 }
 
-long qp_count()
+/// The numbers after `key` on every line `cmd` prints, summed; -1 when no
+/// line has it (the command failed or printed nothing of the kind).
+static long long sum_of_field(const char *cmd, const char *key)
 {
-    FILE *p = popen("rdma resource show 2>/dev/null", "r");
+    FILE *p = popen(cmd, "r");
     if (!p) return -1;
-    long total = 0;
+    long long total = 0;
     bool any = false;
     char line[512];
     while (fgets(line, sizeof line, p)) {
-        const char *q = strstr(line, " qp ");
+        const char *q = strstr(line, key);
         if (q) {
-            total += strtol(q + 4, nullptr, 10);
+            total += strtoll(q + strlen(key), nullptr, 10);
             any = true;
         }
     }
     pclose(p);
     return any ? total : -1;
+}
+
+long qp_count() { return static_cast<long>(sum_of_field("rdma resource show 2>/dev/null", " qp ")); }
+
+long long registered_by_this_process()
+{
+    char cmd[96];
+    std::snprintf(cmd, sizeof cmd, "rdma resource show mr pid %d 2>/dev/null", int(getpid()));
+    return sum_of_field(cmd, " mrlen ");
 }
 
 long kernel_log_count(const std::string &needle)

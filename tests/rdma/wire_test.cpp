@@ -260,10 +260,12 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
 {
     Settings s;
     CHECK(load({}, &s) == "");
-    CHECK(s.ring_size == 32 * 1024);
-    CHECK(s.send_buffer_size == 16 * 1024);
-    CHECK(s.block_size() % 4096 == 0);
-    CHECK(s.block_size() <= 64 * 1024); // an idle connection holds at most 64 KiB (issue 14)
+    CHECK(s.ring_size == 4 * 1024);
+    CHECK(s.send_buffer_size == 2 * 1024);
+    // An idle connection holds at most 8 KiB: its block and its share of
+    // the shared receive queue (issue 41).
+    CHECK(s.idle_connection_bytes() == s.block_size() + s.recv_depth * kRecvBufSize);
+    CHECK(s.idle_connection_bytes() <= 8 * 1024);
     // Rings start small and may grow to 16 MiB; a start above the default
     // maximum raises it, a maximum of 0 turns growth off, an explicit
     // maximum below the start is refused.
@@ -273,7 +275,7 @@ TEST_CASE("every rdma.* key is read, and bad values name key, value and origin",
     CHECK(s.ring_max == (32u << 20));
     CHECK(load({{"rdma.ring_size", "128k"}, {"rdma.ring_max", "0"}, {"rdma.send_buffer_max", "0"}}, &s) == "");
     CHECK(s.ring_max == 128 * 1024);
-    CHECK(s.send_buffer_max == 16 * 1024);
+    CHECK(s.send_buffer_max == 2 * 1024);
     std::string small = load({{"rdma.send_buffer_size", "1M"}, {"rdma.send_buffer_max", "64k"}});
     CHECK(small.find("rdma.send_buffer_max = 65536 (test.conf:1) is smaller than rdma.send_buffer_size") !=
           std::string::npos);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // A pair of connections joined by a fake RC wire, for fuzzing the data path
-// (datapath.cpp) without a device.  ibv_post_send / ibv_post_recv are
-// inline calls through qp->context->ops, so the fake is a context whose ops
-// queue the work requests; the fuzzer decides when each one reaches the
-// peer (RDMA WRITE into its ring, a RECV consumed, a completion queued)
-// and when completions are polled.  The fake checks what real hardware
+// (datapath.cpp) without a device.  ibv_post_send is an inline call
+// through qp->context->ops, so the fake is a context whose ops queue the
+// work requests; the fuzzer decides when each one reaches the peer (RDMA
+// WRITE into its ring, a receive of its shared-queue share consumed, a
+// completion queued) and when completions are polled.  The fake checks what real hardware
 // would punish: writes outside the peer's ring or over unread bytes, a
 // message with no receive posted (RNR), more WRs than the SQ holds, local
 // buffers outside the registered regions.  A mock of the verbs: a unit test
