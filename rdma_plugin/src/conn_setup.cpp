@@ -561,8 +561,10 @@ void conn_teardown(tw_conn *c)
     if (c->res.id) {
         if (c->res.qp && !reached(c, kDisconnected) && c->state == ConnState::Established) rdma_disconnect(c->res.id);
         if (c->res.qp) {
-            c->res.ldev->qps.erase(c->res.qp->qp_num);
+            uint32_t qp_num = c->res.qp->qp_num;
+            c->res.ldev->qps.erase(qp_num);
             rdma_destroy_qp(c->res.id);
+            cq_settle(c->res.ldev, c->res.cq_slot, qp_num);
         }
         c->res.qp = nullptr;
         l->t->reaper.destroy(c->res.id);

@@ -64,6 +64,9 @@ struct LoopDevice {
     std::unique_ptr<SharedReceives> receives; ///< before the pool goes: its buffers are the pool's
     /// Its QPs by number (numbers are per device): routes shared receives.
     std::unordered_map<uint32_t, tw_conn *> qps;
+    /// Completions of other QPs that cq_settle() took off a CQ, handled
+    /// before anything polled later (loop.cpp).
+    std::vector<ibv_wc> deferred;
     uint32_t max_inline = 0; ///< learned from the first QP
 };
 
@@ -409,6 +412,11 @@ void loop_device_destroy(tw_transport_loop *l, LoopDevice *ld);
 /// Reserve CQ entries for a QP; returns the slot index or -1 with *why.
 int cq_reserve(LoopDevice *ld, int entries, std::string *why);
 void cq_release(LoopDevice *ld, int slot, int entries);
+/// QP `qp_num` on CQ `slot` was destroyed: take its completions still
+/// queued off the CQ now (its shared receives posted again), and keep the
+/// others for the next drain, so a QP number the device hands out again
+/// never gets a completion of the old QP.
+void cq_settle(LoopDevice *ld, int slot, uint32_t qp_num);
 void ensure_tick(tw_transport_loop *l);
 /// A connection found no spare ring of the size it needs: register one from
 /// a timer, right after the current operation.

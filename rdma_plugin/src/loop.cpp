@@ -69,15 +69,54 @@ void on_cm_ready(tw_watch *, int, uint32_t, void *arg)
 }
 
 /// A shared receive completed: post its buffer again at once, whoever it
-/// was for (credits count on it).  A flush means the queue is going.
+/// was for (credits count on it).  A flushed one too: the queue handed it
+/// to a QP that failed, and it is still ours.
 void repost(LoopDevice *ld, const ibv_wc &wc)
 {
-    if (wc.status == IBV_WC_WR_FLUSH_ERR) return;
+    if (ld->dev->gone) return; // the device is being released with its queues
     int rc = ld->receives->repost(wc.wr_id);
     if (rc)
         logf(ld->loop->t, TW_LOG_ERROR, "%s",
              call_failed("ibv_post_srq_recv", -rc, "the shared receive queue of this loop has one receive less")
                  .c_str());
+}
+
+/// Route one completion: a shared receive by its QP (its buffer is posted
+/// again whoever it was for), anything else by the serial in its wr_id.
+void dispatch(LoopDevice *ld, const ibv_wc &wc, uint64_t now)
+{
+    tw_transport_loop *l = ld->loop;
+    bool shared_recv = static_cast<WrKind>((wc.wr_id >> 24) & 0xff) == WrKind::Recv;
+    // A receive names its queue and buffer, not its connection: the QP does.
+    tw_conn *c = nullptr;
+    if (shared_recv) {
+        auto it = ld->qps.find(wc.qp_num);
+        if (it != ld->qps.end()) c = it->second;
+    } else {
+        auto it = l->serials.find(static_cast<uint32_t>(wc.wr_id >> 32));
+        if (it != l->serials.end()) c = it->second; // else a QP already destroyed: flushed work
+    }
+    if (c) {
+        if (c->live.cq_generation != l->cq_generation) {
+            c->live.cq_generation = l->cq_generation;
+            c->stats.cq_events += 1;
+        }
+        if (shared_recv) conn_on_recv(c, wc, ld->receives->buffer(wc.wr_id), now);
+        else conn_on_wc(c, wc, now);
+    }
+    if (shared_recv) repost(ld, wc);
+}
+
+/// The completions cq_settle() took off a CQ for other QPs, handled before
+/// anything polled after them (a connection's completions stay in order).
+int run_deferred(LoopDevice *ld)
+{
+    if (ld->deferred.empty()) return 0;
+    std::vector<ibv_wc> batch;
+    batch.swap(ld->deferred);
+    uint64_t now = ld->loop->last_completion_ns = now_ns(ld->loop->t);
+    for (const ibv_wc &wc : batch) dispatch(ld, wc, now);
+    return static_cast<int>(batch.size());
 }
 
 /// Drain `only`, or every CQ of the device: poll in batches until empty.
@@ -90,39 +129,19 @@ int drain(LoopDevice *ld, ibv_cq *only = nullptr)
     for (auto &slot : ld->cqs) {
         if (only && slot.cq != only) continue;
         for (;;) {
+            total += run_deferred(ld);
             int n = ibv_poll_cq(slot.cq, 32, wcs);
             if (n < 0) {
                 logf(l->t, TW_LOG_ERROR, "%s", call_failed("ibv_poll_cq", -n).c_str());
                 break;
             }
             if (n > 0 && now == 0) now = l->last_completion_ns = now_ns(l->t);
-            for (int i = 0; i < n; ++i) {
-                const ibv_wc &wc = wcs[i];
-                bool shared_recv = static_cast<WrKind>((wc.wr_id >> 24) & 0xff) == WrKind::Recv;
-                // A receive names its queue and buffer, not its connection: the QP does.
-                tw_conn *c = nullptr;
-                if (shared_recv) {
-                    auto it = ld->qps.find(wc.qp_num);
-                    if (it != ld->qps.end()) c = it->second;
-                } else {
-                    auto it = l->serials.find(static_cast<uint32_t>(wc.wr_id >> 32));
-                    if (it != l->serials.end()) c = it->second; // else a QP already destroyed: flushed work
-                }
-                if (c) {
-                    if (c->live.cq_generation != l->cq_generation) {
-                        c->live.cq_generation = l->cq_generation;
-                        c->stats.cq_events += 1;
-                    }
-                    if (shared_recv) conn_on_recv(c, wc, ld->receives->buffer(wc.wr_id), now);
-                    else conn_on_wc(c, wc, now);
-                }
-                if (shared_recv) repost(ld, wc);
-            }
+            for (int i = 0; i < n; ++i) dispatch(ld, wcs[i], now);
             total += n;
             if (n < 32) break;
         }
     }
-    return total;
+    return total + run_deferred(ld);
 }
 
 void on_cq_ready(tw_watch *, int, uint32_t, void *arg)
@@ -202,6 +221,20 @@ void on_tick(tw_timer *, void *arg)
 }
 
 } // namespace
+
+void cq_settle(LoopDevice *ld, int slot, uint32_t qp_num)
+{
+    if (slot < 0 || static_cast<size_t>(slot) >= ld->cqs.size()) return;
+    ibv_wc wcs[32];
+    for (;;) {
+        int n = ibv_poll_cq(ld->cqs[static_cast<size_t>(slot)].cq, 32, wcs);
+        for (int i = 0; i < n; ++i) {
+            if (wcs[i].qp_num != qp_num) ld->deferred.push_back(wcs[i]);
+            else if (static_cast<WrKind>((wcs[i].wr_id >> 24) & 0xff) == WrKind::Recv) repost(ld, wcs[i]);
+        }
+        if (n < 32) break;
+    }
+}
 
 void refill_soon(tw_transport_loop *l)
 {
@@ -419,6 +452,8 @@ int has_pending(tw_transport_loop *l)
                            }),
             r.end());
     if (!r.empty() || !l->reap.empty()) return 1;
+    for (auto &ld : l->devs)
+        if (!ld->deferred.empty()) return 1;
     for (tw_listener *ls : l->listeners)
         if (!ls->closed && !ls->queue.empty()) return 1;
     uint32_t busy_us = l->t->cfg.busy_poll_us;
@@ -428,6 +463,7 @@ int has_pending(tw_transport_loop *l)
 
 int process_pending(tw_transport_loop *l)
 {
+    for (auto &ld : l->devs) run_deferred(ld.get());
     uint32_t busy_us = l->t->cfg.busy_poll_us;
     if (busy_us && !l->conns.empty() && now_ns(l->t) - l->last_completion_ns < busy_us * 1000ull) {
         // Busy polling: take completions without waiting for the channel.
