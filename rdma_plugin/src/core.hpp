@@ -255,6 +255,9 @@ struct RingResize {
     RingGrant next;            ///< the ring offered (Binding, Offered) or left (Draining)
     uint64_t seq = 0;          ///< Binding: wr seq of the binds; Draining: of the last invalidation
     bool peer_waiting = false; ///< the peer's last data said more waits for ring space
+    bool busy = false;         ///< the ring lapped twice within rdma.ring_idle_ms: grow it (to kBusyRing)
+    uint64_t lap_mark = 0;     ///< grant.invalidated at the last lap counted
+    uint64_t lap_ns = 0;       ///< when that lap was counted
     uint64_t last_data_ns = 0; ///< data sent or received (idle shrink)
     uint32_t grant_gens = 1;   ///< rings this connection had
     uint32_t rx_grows = 0, rx_shrinks = 0, tx_grows = 0, tx_shrinks = 0;

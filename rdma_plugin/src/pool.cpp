@@ -20,7 +20,10 @@ Pool::Pool(Device &device, const Settings &settings, TransportCounters &counters
     if (blocks == 0) blocks = 1;
     slab_bytes_ = blocks * block_size_;
     growth_bytes_ = std::max<size_t>(1, blocks / 8) * block_size_;
-    if (settings.send_buffer_size * 4 <= settings.send_buffer_max) stock_size_ = settings.send_buffer_size * 4;
+    if (settings.send_buffer_size * 4 <= settings.send_buffer_max)
+        stock_sizes_.push_back(settings.send_buffer_size * 4);
+    if (settings.ring_size * 4 <= settings.ring_max && settings.ring_size != settings.send_buffer_size)
+        stock_sizes_.push_back(settings.ring_size * 4);
 }
 
 size_t Pool::next_slab_bytes() const { return slabs_.empty() ? slab_bytes_ : growth_bytes_; }
@@ -62,12 +65,13 @@ int Pool::prime(std::string *why)
 
 void Pool::restock(uint64_t now_ns)
 {
-    if (!stock_size_) return;
-    size_t have = 0;
-    for (const SpareRing *r : spare_) have += r->size == stock_size_;
-    // Quietly: the stock is a head start, a full pool is reported by refill.
-    while (have++ < kStock && registered_ + stock_size_ + slab_reserve() <= settings_.pool_max)
-        if (!add_ring(stock_size_, now_ns).empty()) return;
+    for (size_t size : stock_sizes_) {
+        size_t have = 0;
+        for (const SpareRing *r : spare_) have += r->size == size;
+        // Quietly: the stock is a head start, a full pool is reported by refill.
+        while (have++ < kStock && registered_ + size + slab_reserve() <= settings_.pool_max)
+            if (!add_ring(size, now_ns).empty()) return;
+    }
 }
 
 int Pool::grow(std::string *why)
@@ -298,11 +302,18 @@ void Pool::drop_ring(SpareRing *r)
 
 void Pool::trim(uint64_t now_ns, uint64_t idle_ns)
 {
-    size_t stock = 0;
+    std::vector<size_t> kept(stock_sizes_.size(), 0);
     for (size_t i = spare_.size(); i-- > 0;) {
         SpareRing *r = spare_[i];
         if (idle_ns && now_ns - r->freed_ns < idle_ns) continue;
-        if (idle_ns && r->size == stock_size_ && stock++ < kStock) continue;
+        bool stock = false;
+        for (size_t k = 0; k < stock_sizes_.size() && idle_ns; ++k)
+            if (r->size == stock_sizes_[k] && kept[k] < kStock) {
+                kept[k] += 1;
+                stock = true;
+                break;
+            }
+        if (stock) continue;
         spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
         drop_ring(r);
     }

@@ -97,12 +97,13 @@ private:
     void drop_ring(SpareRing *r);
     /// Register a spare ring of `size` now; "" or why not.
     std::string add_ring(size_t size, uint64_t now_ns);
-    /// Keep kStock rings of the first TX growth step registered (from
+    /// Keep kStock rings of each first growth step registered (from
     /// prime() and refill()): a write or a lent buffer larger than the
-    /// small first ring gets one at once instead of waiting for a refill.
+    /// small first TX ring, or a busy connection's receive ring, gets one
+    /// at once instead of waiting for a refill.
     void restock(uint64_t now_ns);
     static constexpr size_t kStock = 2;
-    size_t stock_size_ = 0; ///< send_buffer_size * 4, when growth allows it
+    std::vector<size_t> stock_sizes_; ///< send_buffer_size * 4 and ring_size * 4, where growth allows them
 
     struct Slab {
         void *base = nullptr; ///< slab or buffers (take_buffers: no ring_mrs)

@@ -24,7 +24,22 @@ namespace twrdma {
 
 namespace {
 
+/// Where growth for busy traffic stops (the peer waiting grows it further).
+constexpr uint64_t kBusyRing = 64 * 1024;
+
 Pool *pool_of(const tw_conn *c) { return c->res.ldev ? c->res.ldev->pool.get() : nullptr; }
+
+/// Count the receive ring's laps (every segment filled once more); two
+/// within rdma.ring_idle_ms mark the connection busy.  A connection idle
+/// but for a message now and then never laps that fast.
+void note_laps(tw_conn *c)
+{
+    if (c->grant.invalidated < c->resize.lap_mark + kRingSegments) return;
+    uint64_t now = now_ns(c->loop->t);
+    if (c->resize.lap_ns && now - c->resize.lap_ns < uint64_t(cfg(c).ring_idle_ms) * 1000000ull) c->resize.busy = true;
+    c->resize.lap_mark = c->grant.invalidated;
+    c->resize.lap_ns = now;
+}
 
 /// The TX ring left by tx_grow, once every byte in it completed.
 void tx_release_old(tw_conn *c)
@@ -177,15 +192,22 @@ void resize_pump(tw_conn *c)
     tx_release_old(c);
     if (c->version < kProtoResize || !pool_of(c)) return;
     switch (c->resize.state) {
-    case Resize::None:
+    case Resize::None: {
+        note_laps(c);
         // The reader keeps up and the peer still waits: the ring, not the
-        // reader, limits the stream.
-        if (c->resize.peer_waiting && c->rx.head == c->rx.tail && c->rx.size < cfg(c).ring_max && !c->rx.peer_eof &&
-            !c->rx.rd_shut && !reached(c, kHostClosed) && sq_free(c) >= kRingSegments + 2 && window_ops_allowed(c)) {
+        // reader, limits the stream.  Or small messages lap the small
+        // first ring: each segment costs a window rebind and each quarter a
+        // consumed report, so a busy connection takes a larger one.
+        uint64_t cap = c->resize.peer_waiting ? cfg(c).ring_max : std::min<uint64_t>(kBusyRing, cfg(c).ring_max);
+        if ((c->resize.peer_waiting || c->resize.busy) && c->rx.head == c->rx.tail && c->rx.size < cap &&
+            !c->rx.peer_eof && !c->rx.rd_shut && !reached(c, kHostClosed) && sq_free(c) >= kRingSegments + 2 &&
+            window_ops_allowed(c)) {
             c->resize.peer_waiting = false;
-            start_resize(c, std::min<uint64_t>(c->rx.size * 4, cfg(c).ring_max));
+            start_resize(c, std::min<uint64_t>(c->rx.size * 4, cap));
+            if (c->resize.state != Resize::None) c->resize.busy = false;
         }
         break;
+    }
     case Resize::Binding:
         if (c->sq.wr_done >= c->resize.seq) {
             c->resize.next.binds_done = c->resize.next.binds_posted;
@@ -245,6 +267,8 @@ void resize_on_ack(tw_conn *c, const WireCtrl &m)
     bool grow = c->resize.next.size > c->rx.size;
     std::swap(c->grant, c->resize.next);
     c->grant.base = m.sent;
+    c->resize.lap_mark = 0; // laps count on the new ring (its windows count from 0)
+    c->resize.lap_ns = 0;
     c->rx.mem = c->grant.mem;
     c->rx.size = c->grant.size;
     c->resize.state = Resize::Draining;
@@ -262,7 +286,8 @@ void resize_on_tick(tw_conn *c, uint64_t now)
     const Settings &s = cfg(c);
     if (c->state != ConnState::Established || c->error || reached(c, kHostClosed) || !pool_of(c)) return;
     if (now - c->resize.last_data_ns < uint64_t(s.ring_idle_ms) * 1000000ull) return;
-    // Idle: back to the block's own rings.
+    // Idle: back to the block's own rings (and no longer busy).
+    c->resize.busy = false;
     if (c->resize.state == Resize::None && c->rx.size > s.ring_size && c->version >= kProtoResize && !c->rx.peer_eof &&
         !c->rx.rd_shut && sq_free(c) >= kRingSegments + 2 && window_ops_allowed(c))
         start_resize(c, s.ring_size);
