@@ -18,15 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string describe(Env &env)
-{
-    char buf[8192] = "";
-    env.ops().describe(env.transport().handle(), buf, sizeof buf);
-    return buf;
-}
-
-bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
-
 /// Takes the client's netdev down; brings it and the guest's routes back
 /// (tools/softroce/guest/wire.sh) when it goes.
 struct LinkDown {
@@ -56,22 +47,24 @@ TEST_CASE("a port that goes down and comes back is followed: a log line, the des
     LogWatch logs;
     Env env;
     Server &server = env.listen(); // the loops are attached: one of them reads each device's events
-    REQUIRE(env.run_until([&] { return has(describe(env), dev + "ACTIVE; events: port down 0, up 0, fatal 0"); }));
+    REQUIRE(env.run_until(
+        [&] { return contains(transport_description(env), dev + "ACTIVE; events: port down 0, up 0, fatal 0"); }));
     bool went_down = false, came_back = false;
     {
         LinkDown link;
-        went_down = env.run_until([&] { return has(describe(env), dev + "DOWN; events: port down 1"); }, 30s);
-        INFO(describe(env));
+        went_down =
+            env.run_until([&] { return contains(transport_description(env), dev + "DOWN; events: port down 1"); }, 30s);
+        INFO(transport_description(env));
         link.up();
         came_back = env.run_until(
             [&] {
-                std::string d = describe(env);
-                return has(d, dev + "ACTIVE; events: port down ") && !has(d, dev + "ACTIVE; events: port down 0") &&
-                       !has(d, ", up 0,");
+                std::string d = transport_description(env);
+                return contains(d, dev + "ACTIVE; events: port down ") &&
+                       !contains(d, dev + "ACTIVE; events: port down 0") && !contains(d, ", up 0,");
             },
             30s);
     }
-    INFO(describe(env));
+    INFO(transport_description(env));
     CHECK(went_down);
     CHECK(came_back);
     // The same listener takes new connections again.
@@ -89,5 +82,5 @@ TEST_CASE("a port that goes down and comes back is followed: a log line, the des
         c->close();
     }
     CHECK(served);
-    CHECK(has(logs.text(), std::string("RDMA device ") + client_dev + " port 1 went down (IBV_EVENT_PORT_ERR)"));
+    CHECK(contains(logs.text(), std::string("RDMA device ") + client_dev + " port 1 went down (IBV_EVENT_PORT_ERR)"));
 }

@@ -52,14 +52,6 @@ pid_t spawn_quiet(const std::vector<std::string> &argv)
     return pid;
 }
 
-/// What the transport's describe op says (twinwire-info's lines).
-std::string transport_description(Env &env)
-{
-    char buf[8192] = "";
-    env.ops().describe(env.transport().handle(), buf, sizeof buf);
-    return buf;
-}
-
 /// An echo over TCP through a Runtime in this very process.
 std::string tcp_echo_in_process(const std::string &text)
 {

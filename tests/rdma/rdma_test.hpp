@@ -33,6 +33,9 @@ std::unique_ptr<Transport> make_transport(const std::map<std::string, std::strin
 /// The transport's counters (TW_CTRL_GET_TRANSPORT_STATS).
 tw_transport_stats transport_stats(conformance::Env &env);
 
+/// The transport's describe() text (what twinwire-info prints).
+std::string transport_description(conformance::Env &env);
+bool contains(const std::string &text, const std::string &part);
 /// What a daemon does: close the accepted connections of `server` (on
 /// `loop`) that failed or ended (end-of-stream, nothing left to send).
 void close_finished(conformance::Env &env, conformance::Server &server, unsigned loop);

@@ -72,6 +72,15 @@ tw_transport_stats transport_stats(conformance::Env &env)
     return s;
 }
 
+std::string transport_description(conformance::Env &env)
+{
+    char buf[8192] = "";
+    env.ops().describe(env.transport().handle(), buf, sizeof buf);
+    return buf;
+}
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
 void close_finished(conformance::Env &env, conformance::Server &server, unsigned loop)
 {
     env.on_loop(loop, [&] {
