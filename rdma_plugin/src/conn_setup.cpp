@@ -465,9 +465,15 @@ void conn_on_cm_event(tw_conn *c, const rdma_cm_event &ev, const void *pdata, si
         return;
     }
     case RDMA_CM_EVENT_ADDR_CHANGE:
+        // The path holds the old hardware address: the peer's packets no
+        // longer reach us.  Fail now rather than at the keepalive bound
+        // (one already disconnected has its own end).
+        if (reached(c, kDisconnected)) return;
+        c->loop->t->counters.addr_change_connections += 1;
         conn_fail(c, -ENODEV,
-                  format("%s: %s; hint: the RDMA device or its address went away", c->peer_text.c_str(),
-                         rdma_event_str(ev.event)));
+                  format("%s: %s: the local address moved to another hardware address (a bonding failover); hint: "
+                         "connect again, a new connection takes the new path",
+                         c->peer_text.c_str(), rdma_event_str(ev.event)));
         return;
     default:
         break;

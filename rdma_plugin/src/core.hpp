@@ -159,8 +159,9 @@ struct tw_listener : twrdma::CmOwner {
     bool closed = false;
     sockaddr_storage addr{}; ///< where it listens (the port it got, for port 0)
     bool v6only = false;
-    /// Its device went: no id until an RDMA device holds the address again
-    /// (listener_relisten, from the loop's device watch).
+    /// No id: its device went, or its address moved (ADDR_CHANGE), until
+    /// an RDMA device holds the address (listener_relisten, from the loop's
+    /// device watch).
     bool suspended = false;
 };
 
@@ -551,6 +552,9 @@ void device_watch(tw_transport_loop *l);
 void listener_suspend(tw_listener *ls, const std::string &why);
 /// A suspended listener: listen again now if a device holds the address.
 void listener_relisten(tw_listener *ls);
+/// ADDR_CHANGE: a new id resolves the address's device and port again (now,
+/// or from the device watch once the old id is gone); the queue stays.
+void listener_follow_address(tw_listener *ls, const char *event);
 int listener_open(tw_transport_loop *l, const tw_listen_params *p, tw_listener **out);
 void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t pdata_len);
 int listener_accept(tw_listener *ls, tw_transport_loop *target, tw_conn **out);

@@ -152,10 +152,31 @@ void listener_relisten(tw_listener *ls)
     logf(ls->loop->t, TW_LOG_INFO, "RDMA listener on %s listens again", where.c_str());
 }
 
+void listener_follow_address(tw_listener *ls, const char *event)
+{
+    if (ls->closed || ls->suspended) return;
+    tw_transport *t = ls->loop->t;
+    t->counters.addr_change_listeners += 1;
+    // The reaper destroys the old id on its thread: until it has, the port
+    // is still taken and listen_on fails; the device watch tries again.
+    if (ls->id) t->reaper.destroy(ls->id);
+    ls->id = nullptr;
+    ls->suspended = true;
+    logf(t, TW_LOG_WARN,
+         "RDMA listener on %s: %s: its address moved to another hardware address (a bonding failover); it listens "
+         "again on what holds the address now",
+         sockaddr_text(reinterpret_cast<const sockaddr *>(&ls->addr)).c_str(), event);
+    listener_relisten(ls);
+}
+
 void listener_on_cm_event(tw_listener *ls, const rdma_cm_event &ev, const void *pdata, size_t plen)
 {
     if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
         on_request(ls, ev.id, pdata, plen);
+        return;
+    }
+    if (ev.event == RDMA_CM_EVENT_ADDR_CHANGE) {
+        listener_follow_address(ls, rdma_event_str(ev.event));
         return;
     }
     if (ev.event == RDMA_CM_EVENT_DEVICE_REMOVAL) {

@@ -158,6 +158,9 @@ int transport_describe(tw_transport *t, char *buf, size_t len)
     st.size = sizeof st;
     t->counters.fill(&st);
     out += memlock_text(s);
+    out += format("address changes (rdma_cm ADDR_CHANGE): listeners set up again %llu, connections failed %llu\n",
+                  static_cast<unsigned long long>(t->counters.addr_change_listeners.load()),
+                  static_cast<unsigned long long>(t->counters.addr_change_connections.load()));
     out += format("registered_bytes: %llu\nregistered_in_use: %llu\n",
                   static_cast<unsigned long long>(st.registered_bytes),
                   static_cast<unsigned long long>(st.registered_in_use));
