@@ -2,7 +2,9 @@
 // Write isolation (field lesson 10): an RDMA peer may write its own receive
 // ring and nothing else, and nothing once its connection is gone.  A
 // foreign rdma_cm client (rdma-isolation-probe) attacks a server beside a
-// victim connection whose unread bytes sit in the server's ring.
+// victim connection whose unread bytes sit in the server's ring.  The same
+// probe also sends past its credits, which would take receives of the
+// shared queue promised to other connections.
 #include "rdma_test.hpp"
 
 #include <catch2/catch.hpp>
@@ -186,4 +188,52 @@ TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: 
     for (size_t i = 0; i < want; ++i) expected[i] = static_cast<char>(i * 7 + 3);
     CHECK(got.size() == want);
     CHECK(checksum(got) == checksum(expected));
+}
+
+TEST_CASE("a peer that sends past its credits is cut off at the first message too many, naming it; the connections "
+          "beside it on the shared receive queue carry on",
+          "[rdma][isolation][credits]")
+{
+    use_settings({});
+    LogWatch logs;
+    Env env(2);
+    Server &server = env.listen(1, 1); // served by loop 1's thread while the probe runs
+    Endpoint &good = env.connect(server);
+    REQUIRE(env.run_until([&] { return good.connected || good.failed(); }));
+    REQUIRE(good.connected);
+
+    // 1000 KEEPALIVEs, no credit returned: the server can answer 16 times
+    // (the probe's receives), so past that it cannot give credits back.
+    auto src = context().client_source();
+    std::vector<std::string> args{"credits", host_text(server.address), std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-", "1000"};
+    std::string output;
+    int status = run_program(TW_ISOLATION_PROBE, args, &output);
+    INFO("probe output:\n" << output);
+    REQUIRE(status == 0);
+    unsigned sent = 0;
+    size_t at = output.find("credits sent=");
+    REQUIRE(at != std::string::npos);
+    sent = static_cast<unsigned>(std::stoul(output.substr(at + 13)));
+    CHECK(sent < 1000); // the server ended it
+    CHECK(output.find("first-failure=none") == std::string::npos);
+
+    std::string attacker;
+    REQUIRE(env.run_until([&] {
+        env.on_loop(1, [&] {
+            if (server.endpoints.size() >= 2 && server.endpoints[1]->failed())
+                attacker = server.endpoints[1]->last_error;
+        });
+        return !attacker.empty();
+    }));
+    INFO("the attacker's connection on the server: " << attacker);
+    CHECK(contains(attacker, "a message past its credits"));
+    printf("past its credits: %s", output.substr(at).c_str());
+
+    // The well-behaved connection beside it still has its receives.
+    good.send("after the flood");
+    REQUIRE(env.run_until([&] { return good.received.size() >= 15 || good.failed(); }));
+    CHECK(good.received == "after the flood");
+    INFO(logs.text());
+    CHECK(env.rule_violations().empty());
 }

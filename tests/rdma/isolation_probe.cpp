@@ -17,6 +17,12 @@
 // prints "wrote N", waits for GO_FILE to exist (the server has them,
 // unread), then writes over them from offset 0 as if it had the credit.
 //
+// `rdma-isolation-probe credits SERVER_IP PORT SOURCE_IP|- COUNT` sends past
+// its credits instead: COUNT KEEPALIVEs that return no credit, never
+// reposting its receives (so the server can answer only 16 times), and
+// prints "credits sent=N first-failure=STATUS cm=EVENT" once the server
+// ended the connection (or 20 s passed).
+//
 // Prints one line per attempt, "TARGET own=STATUS foreign=STATUS", where
 // own is a write into the last 64 bytes of the probe's own ring (it must
 // succeed, or the probe learnt nothing) and foreign the write the server
@@ -85,8 +91,9 @@ class Session {
 public:
     ~Session() { close(); }
 
-    /// Connect and learn the server's ring; "" or why not.
-    std::string open(const Args &a)
+    /// Connect and learn the server's ring; "" or why not.  `rnr_retry`:
+    /// 7 waits for a receive for good, 0 fails at once.
+    std::string open(const Args &a, uint8_t rnr_retry = 0)
     {
         ch_ = rdma_create_event_channel();
         if (!ch_ || rdma_create_id(ch_, &id_, nullptr, RDMA_PS_TCP)) return errno_text("rdma_create_id");
@@ -142,7 +149,7 @@ public:
         p.private_data = &wire;
         p.private_data_len = sizeof wire;
         p.retry_count = 2;
-        p.rnr_retry_count = 0;
+        p.rnr_retry_count = rnr_retry;
         if (rdma_connect(id_, &p)) return errno_text("rdma_connect");
         ev = next_event(ch_);
         if (!ev || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
@@ -154,6 +161,7 @@ public:
         std::string bad = hello_from_wire(ev->param.conn.private_data, ev->param.conn.private_data_len, &server);
         rdma_ack_cm_event(ev);
         if (!bad.empty()) return "server hello: " + bad;
+        version_ = server.proto_chosen;
         window_.addr = server.ring_addr;
         window_.rkey = server.rkey;
         window_.size = server.ring_size;
@@ -201,6 +209,59 @@ public:
         ibv_wc wc{};
         if (!poll_send(&wc)) return "no-completion";
         return ibv_wc_status_str(wc.status);
+    }
+
+    /// SEND `count` KEEPALIVEs that return no credit, at most the send
+    /// queue's 16 at a time; stops at the first failed completion.  The
+    /// number of completed sends, and that failure's status text ("" when
+    /// none failed).
+    uint32_t send_keepalives(uint32_t count, std::string *failure)
+    {
+        WireCtrl c{};
+        c.magic = kHelloMagic;
+        c.version = version_;
+        c.type = static_cast<uint8_t>(Ctrl::Keepalive);
+        WireCtrl wire = ctrl_to_wire(c);
+        std::memcpy(mem_ + kRing, &wire, sizeof wire);
+        uint32_t posted = 0, done = 0;
+        while (done < count) {
+            while (posted < count && posted - done < 16) {
+                ibv_sge sge{reinterpret_cast<uint64_t>(mem_ + kRing), sizeof wire, mr_->lkey};
+                ibv_send_wr wr{};
+                wr.wr_id = 2;
+                wr.sg_list = &sge;
+                wr.num_sge = 1;
+                wr.opcode = IBV_WR_SEND;
+                wr.send_flags = IBV_SEND_SIGNALED;
+                ibv_send_wr *bad = nullptr;
+                if (ibv_post_send(id_->qp, &wr, &bad)) {
+                    *failure = errno_text("ibv_post_send");
+                    return done;
+                }
+                posted++;
+            }
+            ibv_wc wc{};
+            if (!poll_send(&wc)) {
+                *failure = "no-completion";
+                return done;
+            }
+            if (wc.status != IBV_WC_SUCCESS) {
+                *failure = ibv_wc_status_str(wc.status);
+                return done;
+            }
+            done++;
+        }
+        return done;
+    }
+
+    /// The next CM event's name within `ms` ("no event" when none).
+    std::string await_cm_event(int ms)
+    {
+        rdma_cm_event *ev = next_event(ch_, ms);
+        if (!ev) return "no event";
+        std::string name = rdma_event_str(ev->event);
+        rdma_ack_cm_event(ev);
+        return name;
     }
 
     /// Disconnect and wait for the CM to say so.
@@ -294,6 +355,7 @@ private:
     ibv_mr *mr_ = nullptr;
     uint8_t *mem_ = nullptr;
     Window window_;
+    uint8_t version_ = kProtoMax; ///< the server's choice
 };
 
 enum class Target { VictimRing, VictimTx, PastRingEnd, StraddlingRingEnd, OwnTx, OwnRecv, OwnCtrl };
@@ -385,6 +447,24 @@ bool attempt_over_unread(const Args &a, const char *go_file)
     return true;
 }
 
+/// Send past the credits the server gave, returning none.
+bool attempt_past_credits(const Args &a, uint32_t count)
+{
+    Session s;
+    // RNR would end the flood on the probe's side: wait for receives.
+    std::string why = s.open(a, 7);
+    if (!why.empty()) {
+        std::printf("credits handshake failed: %s\n", why.c_str());
+        return false;
+    }
+    std::string failure;
+    uint32_t sent = s.send_keepalives(count, &failure);
+    std::string event = s.await_cm_event(20000);
+    std::printf("credits sent=%u first-failure=%s cm=%s\n", sent, failure.empty() ? "none" : failure.c_str(),
+                event.c_str());
+    return true;
+}
+
 bool attempt_after_close(const Args &a)
 {
     Window old;
@@ -419,8 +499,17 @@ bool attempt_after_close(const Args &a)
 int main(int argc, char **argv)
 {
     Args a;
+    if (argc == 6 && std::strcmp(argv[1], "credits") == 0) {
+        if (!parse_ip(argv[2], static_cast<uint16_t>(std::atoi(argv[3])), &a.dst)) return 2;
+        a.bind_src = std::strcmp(argv[4], "-") != 0;
+        if (a.bind_src && !parse_ip(argv[4], 0, &a.src)) return 2;
+        return attempt_past_credits(a, static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 0))) ? 0 : 1;
+    }
     if ((argc != 9 && argc != 10) || !parse_ip(argv[1], static_cast<uint16_t>(std::atoi(argv[2])), &a.dst)) {
-        std::fprintf(stderr, "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]\n       %s credits "
+                     "SERVER_IP PORT SOURCE_IP|- COUNT\n",
+                     argv[0], argv[0]);
         return 2;
     }
     a.bind_src = std::strcmp(argv[3], "-") != 0;
