@@ -51,16 +51,24 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
           "[rdma][isolation]")
 {
     // Rings of 128 KiB and 64 KiB from the start (they never grow here: the
-    // server does not read).  The server's slab (docs/rdma-design.md,
-    // "Memory"): 8 MiB of 200 KiB blocks; first every block's 128 KiB
-    // receive ring, then every block's local part: 64 KiB TX ring, 64
-    // receive and 16 control buffers of 64 bytes, page aligned.
+    // server does not read).  The server's first slab (docs/rdma-design.md,
+    // section 7; pool.cpp): rdma.pool_size of blocks of bytes_per_connection,
+    // first every block's 128 KiB receive ring, then every block's local
+    // part: its 64 KiB TX ring, then its control slots.
     use_settings({{"rdma.ring_size", "128k"}, {"rdma.send_buffer_size", "64k"}});
-    const size_t ring = 128 * 1024, tx = 64 * 1024, bufs = 64 * 64;
-    const size_t block = (ring + tx + bufs + 16 * 64 + 4095) & ~size_t(4095);
-    const size_t count = (size_t(8) << 20) / block;
-
+    const size_t ring = 128 * 1024, tx = 64 * 1024;
     Env env(2);
+    const std::string text = transport_description(env);
+    auto number = [&](const std::string &key) {
+        size_t at = text.find("\n" + key + ": ");
+        return at == std::string::npos ? 0 : std::stoull(text.substr(at + key.size() + 3));
+    };
+    const size_t block = number("bytes_per_connection");
+    INFO(text);
+    REQUIRE(block > ring + tx);
+    const size_t count = number("pool_size") / block;
+    REQUIRE(count >= 2);
+
     Server &server = env.listen(1, 1);                           // served by loop 1's thread while the probe runs
     server.configure = [](Endpoint &e) { e.auto_read = false; }; // bytes wait in the server's ring
     Endpoint &victim = env.connect(server);
@@ -80,17 +88,17 @@ TEST_CASE("a peer can write its own receive ring and nothing else, and nothing a
 
     // The attacker: its first connection takes the block after the victim's.
     auto src = context().client_source();
-    std::vector<std::string> args{host_text(server.address),    std::to_string(port_of(server.address)),
-                                  src ? host_text(*src) : "-",  std::to_string(ring),
-                                  std::to_string(tx),           std::to_string(bufs),
-                                  std::to_string(block - ring), std::to_string(count)};
+    std::vector<std::string> args{host_text(server.address),   std::to_string(port_of(server.address)),
+                                  src ? host_text(*src) : "-", std::to_string(ring),
+                                  std::to_string(tx),          std::to_string(block - ring),
+                                  std::to_string(count)};
     std::string output;
     int status = run_program(TW_ISOLATION_PROBE, args, &output);
     INFO("probe output:\n" << output);
     REQUIRE(status == 0);
 
     for (const char *target : {"victim-ring", "victim-tx-ring", "past-own-ring-end", "straddling-own-ring-end",
-                               "own-tx-ring", "own-recv-buffers", "own-control-slots", "after-close"}) {
+                               "own-tx-ring", "own-control-slots", "after-close"}) {
         Attempt a = find_attempt(output, target);
         INFO(target << ": own=" << a.own << " foreign=" << a.foreign);
         // The probe's rkey opens its own ring up to its last byte (so it read
@@ -146,7 +154,6 @@ TEST_CASE("a peer that ignores its credit cannot write over bytes not read yet: 
     std::vector<std::string> args{host_text(server.address),
                                   std::to_string(port_of(server.address)),
                                   src ? host_text(*src) : "-",
-                                  "0",
                                   "0",
                                   "0",
                                   "0",

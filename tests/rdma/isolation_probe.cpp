@@ -6,11 +6,12 @@
 // and (on a second QP) its old ring after its connection closed.
 // Test-only; links rdma-core.
 //
-//   rdma-isolation-probe SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]
-//   The server's slab layout (docs/rdma-design.md, pool.hpp): COUNT rings
-//   of RING bytes, then COUNT local parts of LOCAL bytes (TX ring of TX
-//   bytes, BUFS bytes of receive buffers, then control slots).  The probe's
-//   first connection must get ring 1 (the victim holds ring 0).
+//   rdma-isolation-probe SERVER_IP PORT SOURCE_IP|- RING TX LOCAL COUNT [GO_FILE]
+//   The server's first slab (docs/rdma-design.md, pool.hpp): COUNT rings
+//   of RING bytes, then COUNT local parts of LOCAL bytes (a TX ring of TX
+//   bytes, then control slots).  The probe's first connection must get
+//   ring 1 (the victim holds ring 0).  Receive buffers are the shared
+//   queue's, in registrations of their own with local access only.
 //
 // With GO_FILE, only the credit-ignoring attempt runs: the probe writes two
 // segments of its ring honestly (WRITE_WITH_IMM, pattern byte i = i * 7 + 3),
@@ -58,7 +59,7 @@ struct Args {
     sockaddr_in dst{};
     sockaddr_in src{};
     bool bind_src = false;
-    uint64_t ring = 0, tx = 0, bufs = 0, local = 0, count = 0;
+    uint64_t ring = 0, tx = 0, local = 0, count = 0;
     uint64_t base = 0; ///< the slab's first ring (the victim's), learnt by the first session
 };
 
@@ -358,7 +359,7 @@ private:
     uint8_t version_ = kProtoMax; ///< the server's choice
 };
 
-enum class Target { VictimRing, VictimTx, PastRingEnd, StraddlingRingEnd, OwnTx, OwnRecv, OwnCtrl };
+enum class Target { VictimRing, VictimTx, PastRingEnd, StraddlingRingEnd, OwnTx, OwnCtrl };
 
 const char *target_name(Target t)
 {
@@ -373,8 +374,6 @@ const char *target_name(Target t)
         return "straddling-own-ring-end";
     case Target::OwnTx:
         return "own-tx-ring";
-    case Target::OwnRecv:
-        return "own-recv-buffers";
     case Target::OwnCtrl:
         return "own-control-slots";
     }
@@ -397,10 +396,8 @@ uint64_t target_addr(const Args &a, Target t, uint64_t own)
         return own + a.ring - 64;
     case Target::OwnTx:
         return own_local;
-    case Target::OwnRecv:
-        return own_local + a.tx;
     case Target::OwnCtrl:
-        return own_local + a.tx + a.bufs;
+        return own_local + a.tx;
     }
     return 0;
 }
@@ -505,9 +502,9 @@ int main(int argc, char **argv)
         if (a.bind_src && !parse_ip(argv[4], 0, &a.src)) return 2;
         return attempt_past_credits(a, static_cast<uint32_t>(std::strtoul(argv[5], nullptr, 0))) ? 0 : 1;
     }
-    if ((argc != 9 && argc != 10) || !parse_ip(argv[1], static_cast<uint16_t>(std::atoi(argv[2])), &a.dst)) {
+    if ((argc != 8 && argc != 9) || !parse_ip(argv[1], static_cast<uint16_t>(std::atoi(argv[2])), &a.dst)) {
         std::fprintf(stderr,
-                     "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX BUFS LOCAL COUNT [GO_FILE]\n       %s credits "
+                     "usage: %s SERVER_IP PORT SOURCE_IP|- RING TX LOCAL COUNT [GO_FILE]\n       %s credits "
                      "SERVER_IP PORT SOURCE_IP|- COUNT\n",
                      argv[0], argv[0]);
         return 2;
@@ -516,13 +513,12 @@ int main(int argc, char **argv)
     if (a.bind_src && !parse_ip(argv[3], 0, &a.src)) return 2;
     a.ring = std::strtoull(argv[4], nullptr, 0);
     a.tx = std::strtoull(argv[5], nullptr, 0);
-    a.bufs = std::strtoull(argv[6], nullptr, 0);
-    a.local = std::strtoull(argv[7], nullptr, 0);
-    a.count = std::strtoull(argv[8], nullptr, 0);
-    if (argc == 10) return attempt_over_unread(a, argv[9]) ? 0 : 1;
+    a.local = std::strtoull(argv[6], nullptr, 0);
+    a.count = std::strtoull(argv[7], nullptr, 0);
+    if (argc == 9) return attempt_over_unread(a, argv[8]) ? 0 : 1;
     bool ok = true;
     for (Target t : {Target::VictimRing, Target::VictimTx, Target::PastRingEnd, Target::StraddlingRingEnd,
-                     Target::OwnTx, Target::OwnRecv, Target::OwnCtrl})
+                     Target::OwnTx, Target::OwnCtrl})
         ok = attempt(a, t) && ok;
     ok = attempt_after_close(a) && ok;
     return ok ? 0 : 1;
