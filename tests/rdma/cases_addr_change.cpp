@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <string>
+#include <thread>
 
 using namespace twinwire::conformance;
 using namespace twinwire::rdmatest;
@@ -52,12 +53,18 @@ struct Bond {
         in >> port;
         return port;
     }
+    /// The bond refuses (EINVAL) a port whose link its miimon has not seen
+    /// up yet: try for up to 10 s.
     static bool make_active(const std::string &port)
     {
-        std::ofstream out(kBondSysfs);
-        out << port << '\n';
-        out.flush();
-        return bool(out);
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            std::ofstream out(kBondSysfs);
+            out << port << '\n';
+            out.flush();
+            if (out) return true;
+            std::this_thread::sleep_for(100ms);
+        }
+        return false;
     }
     bool made = false;
 
