@@ -302,18 +302,13 @@ void Pool::drop_ring(SpareRing *r)
 
 void Pool::trim(uint64_t now_ns, uint64_t idle_ns)
 {
-    std::vector<size_t> kept(stock_sizes_.size(), 0);
+    size_t kept[kStockSizes] = {};
     for (size_t i = spare_.size(); i-- > 0;) {
         SpareRing *r = spare_[i];
         if (idle_ns && now_ns - r->freed_ns < idle_ns) continue;
-        bool stock = false;
-        for (size_t k = 0; k < stock_sizes_.size() && idle_ns; ++k)
-            if (r->size == stock_sizes_[k] && kept[k] < kStock) {
-                kept[k] += 1;
-                stock = true;
-                break;
-            }
-        if (stock) continue;
+        auto k =
+            static_cast<size_t>(std::find(stock_sizes_.begin(), stock_sizes_.end(), r->size) - stock_sizes_.begin());
+        if (idle_ns && k < stock_sizes_.size() && kept[k]++ < kStock) continue;
         spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(i));
         drop_ring(r);
     }

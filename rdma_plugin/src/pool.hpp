@@ -103,7 +103,8 @@ private:
     /// at once instead of waiting for a refill.
     void restock(uint64_t now_ns);
     static constexpr size_t kStock = 2;
-    std::vector<size_t> stock_sizes_; ///< send_buffer_size * 4 and ring_size * 4, where growth allows them
+    static constexpr size_t kStockSizes = 2; ///< at most: the two below
+    std::vector<size_t> stock_sizes_;        ///< send_buffer_size * 4 and ring_size * 4, where growth allows them
 
     struct Slab {
         void *base = nullptr; ///< slab or buffers (take_buffers: no ring_mrs)

@@ -173,9 +173,9 @@ Server &Env::listen(unsigned loop_index, unsigned target, std::optional<sockaddr
     return *server;
 }
 
-int Env::try_connect(const sockaddr_storage &to, uint32_t timeout_ms, Endpoint **out)
+int Env::try_connect(const sockaddr_storage &to, uint32_t timeout_ms, Endpoint **out, bool bind_source)
 {
-    std::optional<sockaddr_storage> source = context().client_source();
+    std::optional<sockaddr_storage> source = bind_source ? context().client_source() : std::nullopt;
     tw_connect_params p{};
     p.size = sizeof p;
     p.timeout_ms = timeout_ms;

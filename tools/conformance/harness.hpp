@@ -195,8 +195,9 @@ public:
     Server &listen(unsigned loop = 0, unsigned target = 0, std::optional<sockaddr_storage> addr = std::nullopt,
                    uint32_t flags = 0);
     /// Start a connection from loop 0 (binding the context's client source
-    /// address, if any).  Returns the op's result and, on success, *out.
-    int try_connect(const sockaddr_storage &to, uint32_t timeout_ms, Endpoint **out);
+    /// address, if any, unless `bind_source` is false: then the route picks
+    /// it).  Returns the op's result and, on success, *out.
+    int try_connect(const sockaddr_storage &to, uint32_t timeout_ms, Endpoint **out, bool bind_source = true);
     /// Like try_connect, throwing when the op fails.
     Endpoint &connect(const sockaddr_storage &to, uint32_t timeout_ms = 0);
     Endpoint &connect(const Server &server) { return connect(server.address); }
